@@ -1,0 +1,322 @@
+#include "mimetic/core/jit.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "mimetic/core/op.h"
+#include "mimetic/core/trace.h"
+
+namespace mimetic::core {
+namespace {
+
+// Where a value comes from in a recorded graph.
+struct ValueRef {
+  enum Kind : uint8_t { kInput, kNode, kConst };
+  Kind kind;
+  int index;       // input slot, node index or constant index
+  int output = 0;  // output number for kNode
+};
+
+struct Node {
+  OpPtr op;
+  std::vector<ValueRef> inputs;
+  std::vector<TensorMeta> outputs;
+};
+
+// Records every primitive call into a graph over the function's inputs.
+class GraphBuilder : public Tracer {
+ public:
+  explicit GraphBuilder(absl::Span<const Tensor> inputs) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      refs_.emplace(inputs[i].id(), ValueRef{ValueRef::kInput, static_cast<int>(i)});
+    }
+  }
+
+  void Record(const OpPtr& op, absl::Span<const Tensor> inputs, absl::Span<const Tensor> outputs) override {
+    Node node{op, {}, {}};
+    for (const Tensor& t : inputs) node.inputs.push_back(RefOf(t));
+    const int index = static_cast<int>(nodes_.size());
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      node.outputs.push_back(outputs[j].meta());
+      refs_[outputs[j].id()] = ValueRef{ValueRef::kNode, index, static_cast<int>(j)};
+    }
+    nodes_.push_back(std::move(node));
+  }
+
+  bool ForbidsHostRead(const Tensor& t) const override {
+    auto it = refs_.find(t.id());
+    return it != refs_.end() && it->second.kind != ValueRef::kConst;
+  }
+
+  ValueRef RefOf(const Tensor& t) {
+    auto it = refs_.find(t.id());
+    if (it != refs_.end()) return it->second;
+    ValueRef ref{ValueRef::kConst, static_cast<int>(constants_.size())};
+    constants_.push_back(t);
+    refs_.emplace(t.id(), ref);
+    return ref;
+  }
+
+  std::vector<Node>& nodes() { return nodes_; }
+  std::vector<Tensor>& constants() { return constants_; }
+
+ private:
+  absl::flat_hash_map<uint64_t, ValueRef> refs_;
+  std::vector<Node> nodes_;
+  std::vector<Tensor> constants_;
+};
+
+std::string Signature(absl::Span<const Tensor> inputs) {
+  std::string sig = BackendName(CpuBackend());
+  for (const Tensor& t : inputs) absl::StrAppend(&sig, "|", t.meta().DebugString());
+  return sig;
+}
+
+}  // namespace
+
+struct Jit::Plan {
+  std::vector<Node> nodes;
+  std::vector<Tensor> constants;
+  std::vector<ValueRef> outputs;
+  // For each node output: the buffer slot it is written to (or, for views, aliases).
+  // slot >= 0: intermediate buffer; slot < 0: -(k+1) = output buffer k.
+  std::vector<std::vector<int>> slot;
+  // View outputs whose source is a graph input or a constant: source ref instead of a slot.
+  std::vector<std::vector<bool>> view_of_external;
+  std::vector<std::shared_ptr<Storage>> buffers;
+  std::vector<std::vector<std::shared_ptr<Storage>>> output_buffers;  // [k] = {A, B}
+  std::vector<TensorMeta> output_metas;
+  JitPlanStats stats;
+};
+
+Jit::Jit(JitFn fn, std::string name) : fn_(std::move(fn)), name_(std::move(name)) {}
+Jit::~Jit() = default;
+Jit::Jit(Jit&&) noexcept = default;
+Jit& Jit::operator=(Jit&&) noexcept = default;
+
+const JitPlanStats& Jit::last_stats() const {
+  static const JitPlanStats kNone;
+  return last_ == nullptr ? kNone : last_->stats;
+}
+
+namespace {
+
+// Resolves a view chain to the value that owns storage.
+ValueRef RootOf(const std::vector<Node>& nodes, ValueRef ref) {
+  while (ref.kind == ValueRef::kNode && nodes[ref.index].op->IsView()) ref = nodes[ref.index].inputs[0];
+  return ref;
+}
+
+int64_t Key(const ValueRef& r) { return (static_cast<int64_t>(r.index) << 16) | r.output; }
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].ok()) {
+      return absl::Status(inputs[i].status().code(),
+                          absl::StrCat(name_, ": input ", i, " is an error: ", inputs[i].status().message()));
+    }
+  }
+  const std::string sig = Signature(inputs);
+  auto found = plans_.find(sig);
+  if (found == plans_.end()) {
+    // ---- Trace: run the function eagerly once, recording every primitive call. ----
+    GraphBuilder builder(inputs);
+    std::vector<Tensor> eager;
+    {
+      TraceScope scope(&builder);
+      eager = fn_(inputs);
+    }
+    for (size_t i = 0; i < eager.size(); ++i) {
+      if (!eager[i].ok()) {
+        return absl::Status(eager[i].status().code(), absl::StrCat(name_, ": tracing failed at output ", i,
+                                                                   ": ", eager[i].status().message()));
+      }
+    }
+    auto plan = std::make_unique<Plan>();
+    for (const Tensor& t : eager) plan->outputs.push_back(builder.RefOf(t));
+    plan->nodes = std::move(builder.nodes());
+    plan->constants = std::move(builder.constants());
+    ++num_traces_;
+
+    // ---- Plan buffers by liveness. ----
+    const std::vector<Node>& nodes = plan->nodes;
+    const int n = static_cast<int>(nodes.size());
+    constexpr int kForever = std::numeric_limits<int>::max();
+    absl::flat_hash_map<int64_t, int> last_use;  // root node output -> last reading node
+    absl::flat_hash_map<int64_t, int> output_of;  // root node output -> graph output index
+    for (int i = 0; i < n; ++i) {
+      for (const ValueRef& in : nodes[i].inputs) {
+        ValueRef root = RootOf(nodes, in);
+        if (root.kind == ValueRef::kNode) last_use[Key(root)] = std::max(last_use[Key(root)], i);
+      }
+    }
+    for (size_t k = 0; k < plan->outputs.size(); ++k) {
+      ValueRef root = RootOf(nodes, plan->outputs[k]);
+      if (root.kind != ValueRef::kNode) continue;
+      last_use[Key(root)] = kForever;
+      // A value returned twice (or through a view) shares the first output's buffers.
+      output_of.emplace(Key(root), static_cast<int>(k));
+    }
+    std::vector<std::pair<size_t, int>> free_list;  // (capacity, slot)
+    std::vector<std::vector<int>> release_at(n);
+    plan->slot.resize(n);
+    plan->view_of_external.resize(n);
+    plan->output_metas.resize(plan->outputs.size());
+    plan->output_buffers.resize(plan->outputs.size());
+    for (int i = 0; i < n; ++i) {
+      const Node& node = nodes[i];
+      plan->slot[i].assign(node.outputs.size(), 0);
+      plan->view_of_external[i].assign(node.outputs.size(), false);
+      for (size_t j = 0; j < node.outputs.size(); ++j) {
+        plan->stats.unplanned_bytes += node.op->IsView() ? 0 : node.outputs[j].bytes();
+        if (node.op->IsView()) {
+          ValueRef root = RootOf(nodes, node.inputs[0]);
+          if (root.kind != ValueRef::kNode) {
+            plan->view_of_external[i][j] = true;
+          } else {
+            plan->slot[i][j] = plan->slot[root.index][root.output];
+          }
+          continue;
+        }
+        const int64_t key = Key(ValueRef{ValueRef::kNode, i, static_cast<int>(j)});
+        auto out_it = output_of.find(key);
+        if (out_it != output_of.end()) {
+          const int k = out_it->second;
+          plan->slot[i][j] = -(k + 1);
+          for (int copy = 0; copy < 2; ++copy) {
+            ASSIGN_OR_RETURN(std::shared_ptr<Storage> s,
+                             Storage::Allocate(node.outputs[j].bytes(), node.outputs[j].device));
+            plan->stats.planned_bytes += node.outputs[j].bytes();
+            plan->output_buffers[k].push_back(std::move(s));
+          }
+          continue;
+        }
+        const size_t need = node.outputs[j].bytes();
+        auto best = free_list.end();
+        for (auto it = free_list.begin(); it != free_list.end(); ++it) {
+          if (it->first >= need && (best == free_list.end() || it->first < best->first)) best = it;
+        }
+        int slot;
+        if (best != free_list.end()) {
+          slot = best->second;
+          free_list.erase(best);
+        } else {
+          slot = static_cast<int>(plan->buffers.size());
+          ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, Storage::Allocate(need, node.outputs[j].device));
+          plan->stats.planned_bytes += need;
+          plan->buffers.push_back(std::move(s));
+        }
+        plan->slot[i][j] = slot;
+        auto lu = last_use.find(key);
+        // A value nobody reads is released right after its node runs.
+        const int release = lu == last_use.end() ? i : lu->second;
+        if (release != kForever) release_at[release].push_back(slot);
+      }
+      // Release after this node's outputs are placed, so outputs never alias its inputs.
+      for (int slot : release_at[i]) free_list.emplace_back(plan->buffers[slot]->bytes(), slot);
+    }
+    for (size_t k = 0; k < plan->outputs.size(); ++k) plan->output_metas[k] = eager[k].meta();
+    plan->stats.num_nodes = n;
+    plan->stats.num_constants = static_cast<int64_t>(plan->constants.size());
+    plan->stats.num_buffers = static_cast<int64_t>(plan->buffers.size());
+    last_ = plan.get();
+    plans_.emplace(sig, std::move(plan));
+    // The first call returns the eager results: replay is tested to equal them bit for bit.
+    return eager;
+  }
+
+  // ---- Replay. ----
+  Plan& plan = *found->second;
+  last_ = &plan;
+  // Pick, for each output, a buffer the caller no longer holds.
+  std::vector<std::shared_ptr<Storage>> out_storage(plan.output_buffers.size());
+  for (size_t k = 0; k < plan.output_buffers.size(); ++k) {
+    auto& pair = plan.output_buffers[k];
+    if (pair.empty()) continue;
+    if (pair[0].use_count() == 1) {
+      out_storage[k] = pair[0];
+    } else if (pair[1].use_count() == 1) {
+      std::swap(pair[0], pair[1]);
+      out_storage[k] = pair[0];
+    } else {
+      ASSIGN_OR_RETURN(pair[1], Storage::Allocate(pair[1]->bytes(), pair[1]->device()));
+      std::swap(pair[0], pair[1]);
+      out_storage[k] = pair[0];
+    }
+  }
+  std::vector<std::vector<Tensor>> values(plan.nodes.size());
+  auto value_of = [&](const ValueRef& r) -> const Tensor& {
+    switch (r.kind) {
+      case ValueRef::kInput:
+        return inputs[r.index];
+      case ValueRef::kConst:
+        return plan.constants[r.index];
+      case ValueRef::kNode:
+        break;
+    }
+    return values[r.index][r.output];
+  };
+  ExecContext ctx;
+  ctx.backend = CpuBackend();
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = plan.nodes[i];
+    in.clear();
+    for (const ValueRef& r : node.inputs) in.push_back(value_of(r));
+    std::vector<Tensor>& out = values[i];
+    out.reserve(node.outputs.size());
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      std::shared_ptr<Storage> storage;
+      if (node.op->IsView() && plan.view_of_external[i][j]) {
+        storage = in[0].storage();
+      } else {
+        const int slot = plan.slot[i][j];
+        storage = slot >= 0 ? plan.buffers[slot] : out_storage[-slot - 1];
+      }
+      out.push_back(Tensor::Wrap(std::move(storage), node.outputs[j]));
+    }
+    if (node.op->IsView()) continue;
+    const Device device = node.outputs.empty() ? Device::kCpu : node.outputs[0].device;
+    ExecContext node_ctx = ctx;
+    if (device == Device::kCuda) node_ctx.backend = Backend::kCuda;
+    absl::Status status = node.op->Compute(node_ctx, in, out);
+    if (!status.ok()) {
+      std::vector<TensorMeta> metas;
+      for (const Tensor& t : in) metas.push_back(t.meta());
+      return absl::Status(status.code(), absl::StrCat(name_, " replay: ", DescribeCall(*node.op, metas), ": ",
+                                                      status.message()));
+    }
+    // Drop handles to inputs whose buffers may be reused, so use counts stay meaningful.
+  }
+  std::vector<Tensor> result;
+  result.reserve(plan.outputs.size());
+  for (const ValueRef& r : plan.outputs) result.push_back(value_of(r));
+  return result;
+}
+
+std::string Jit::DebugString() const {
+  if (last_ == nullptr) return absl::StrCat(name_, ": not traced yet");
+  std::string out = absl::StrCat(name_, ": ", last_->stats.num_nodes, " nodes, ", last_->stats.num_buffers,
+                                 " buffers, ", last_->stats.planned_bytes, " planned bytes (eager ",
+                                 last_->stats.unplanned_bytes, ")\n");
+  for (size_t i = 0; i < last_->nodes.size(); ++i) {
+    const Node& node = last_->nodes[i];
+    absl::StrAppend(&out, "  %", i, " = ", node.op->name(), "(");
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ValueRef& r = node.inputs[k];
+      absl::StrAppend(&out, k ? ", " : "",
+                      r.kind == ValueRef::kInput ? "in" : (r.kind == ValueRef::kConst ? "const" : "%"), r.index,
+                      r.kind == ValueRef::kNode && r.output ? absl::StrCat(".", r.output) : "");
+    }
+    absl::StrAppend(&out, ") -> ");
+    for (const TensorMeta& m : node.outputs) absl::StrAppend(&out, m.DebugString(), " ");
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+}  // namespace mimetic::core
