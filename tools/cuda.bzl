@@ -41,6 +41,9 @@ def cuda_library(name, srcs, hdrs = [], cu_hdrs = [], deps = [], **kwargs):
             cmd = (_NVCC + " " + _NVCC_FLAGS + " -I. -I$(GENDIR) -Iexternal/local_cuda/include " +
                    "$(location " + src + ") -o $@"),
             message = "nvcc " + src,
+            # Same tags as the library, so tools/bazel's tag filter skips nvcc where it is absent.
+            tags = kwargs.get("tags", []),
+            visibility = ["//visibility:private"],
         )
         objs.append(obj)
     native.cc_library(
