@@ -1,0 +1,302 @@
+#include "mimetic/experiments/config.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+#include "mimetic/data/copy_task.h"
+#include "mimetic/data/mqar.h"
+#include "mimetic/data/mqar_copy.h"
+#include "mimetic/init/gamma.h"
+#include "mimetic/init/mimetic.h"
+#include "mimetic/models/spec.h"
+
+namespace mimetic::experiments {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// Collects parse errors (line, column, message) instead of printing them.
+class ErrorCollector : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, int column, const std::string& message) override {
+    errors_.push_back(absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message));
+  }
+  void AddWarning(int line, int column, const std::string& message) override { AddError(line, column, message); }
+  std::string Joined() const { return absl::StrJoin(errors_, "; "); }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+absl::Status Bad(const std::string& field, const std::string& value, const std::string& expected) {
+  return absl::InvalidArgumentError(absl::StrCat("config: ", field, " = ", value, "; expected ", expected));
+}
+
+}  // namespace
+
+absl::StatusOr<Experiment> ParseExperiment(const std::string& text) {
+  Experiment e;
+  google::protobuf::TextFormat::Parser parser;
+  ErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &e)) {
+    return absl::InvalidArgumentError(absl::StrCat("config: ", errors.Joined()));
+  }
+  return e;
+}
+
+absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("override '", assignment, "': expected field.path=value, e.g. train.lr=5e-4"));
+  }
+  const std::string path(absl::StripAsciiWhitespace(assignment.substr(0, eq)));
+  const std::string value(absl::StripAsciiWhitespace(assignment.substr(eq + 1)));
+  // Walk to the parent message, clearing the target if repeated so "[a, b]" replaces it.
+  std::vector<std::string> parts = absl::StrSplit(path, '.');
+  Message* msg = experiment;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Descriptor* d = msg->GetDescriptor();
+    const FieldDescriptor* f = d->FindFieldByName(parts[i]);
+    if (f == nullptr) {
+      std::vector<std::string> names;
+      for (int k = 0; k < d->field_count(); ++k) names.push_back(d->field(k)->name());
+      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", d->name(), " has no field '",
+                                                     parts[i], "'; fields are: ", absl::StrJoin(names, ", ")));
+    }
+    const Reflection* r = msg->GetReflection();
+    if (i + 1 == parts.size()) {
+      if (f->is_repeated()) r->ClearField(msg, f);
+      // Let the text-format parser convert the value, with the field's own type checks.
+      std::string text = absl::StrCat(f->name(), ": ", value);
+      if (f->type() == FieldDescriptor::TYPE_MESSAGE && !value.empty() && value[0] == '{') {
+        text = absl::StrCat(f->name(), " ", value);
+      }
+      if (f->type() == FieldDescriptor::TYPE_STRING && !value.empty() && value[0] != '"' && value[0] != '[') {
+        text = absl::StrCat(f->name(), ": \"", value, "\"");
+      }
+      google::protobuf::TextFormat::Parser parser;
+      ErrorCollector errors;
+      parser.RecordErrorsTo(&errors);
+      if (!f->is_repeated() && f->type() != FieldDescriptor::TYPE_MESSAGE) r->ClearField(msg, f);
+      if (!parser.MergeFromString(text, msg)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("override '", assignment, "': cannot set ", path, " to '", value, "': ", errors.Joined()));
+      }
+      return absl::OkStatus();
+    }
+    if (f->type() != FieldDescriptor::TYPE_MESSAGE || f->is_repeated()) {
+      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': '", parts[i],
+                                                     "' is not a singular message field, so '", path,
+                                                     "' cannot be set from the command line"));
+    }
+    msg = r->MutableMessage(msg, f);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec) {
+  switch (spec.task_case()) {
+    case TaskSpec::kCopy: {
+      const CopyTask& c = spec.copy();
+      if (c.sort()) {
+        data::SortTaskConfig s;
+        s.vocab = c.vocab();
+        s.min_len = c.min_len();
+        s.max_len = c.max_len();
+        s.context_len = c.context_len();
+        return data::MakeSortTask(s);
+      }
+      data::CopyTaskConfig cc;
+      cc.vocab = c.vocab();
+      cc.min_len = c.min_len();
+      cc.max_len = c.max_len();
+      cc.context_len = c.context_len();
+      cc.order = c.reverse() ? data::CopyOrder::kReverse : data::CopyOrder::kForward;
+      return data::MakeCopyTask(cc);
+    }
+    case TaskSpec::kMqar: {
+      const MqarTask& m = spec.mqar();
+      data::MqarZoologyConfig z;
+      z.vocab = m.vocab();
+      z.input_seq_len = m.seq_len();
+      z.num_kv_pairs = m.num_kv_pairs();
+      z.power_a = m.power_a();
+      z.random_non_queries = m.random_non_queries();
+      return data::MakeMqarZoologyTask(z);
+    }
+    case TaskSpec::kMqarCopy: {
+      const MqarCopyTask& m = spec.mqar_copy();
+      data::MqarCopyStyleConfig c;
+      c.vocab = m.vocab();
+      c.min_kv = m.min_kv();
+      c.max_kv = m.max_kv();
+      c.context_len = m.context_len();
+      return data::MakeMqarCopyStyleTask(c);
+    }
+    case TaskSpec::TASK_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("config: task is unset; expected one of copy, mqar, mqar_copy");
+}
+
+absl::StatusOr<init::Transform> MakeTransform(const Variant& variant) {
+  std::vector<init::Transform> parts = {init::DefaultInit()};
+  for (const InitTransform& t : variant.init()) {
+    std::vector<int> layers(t.layers().begin(), t.layers().end());
+    switch (t.kind_case()) {
+      case InitTransform::kMimetic: {
+        const MimeticInit& m = t.mimetic();
+        init::MimeticOptions o;
+        o.c = m.c();
+        o.reparameterize = m.reparameterize();
+        o.w_delta_scale = m.w_delta_scale();
+        o.delta_bias = m.delta_bias();
+        o.a = m.a();
+        o.delta = m.delta();
+        o.bc = m.bc();
+        o.conv_mamba1 = m.conv_mamba1();
+        o.conv_mamba2 = m.conv_mamba2();
+        parts.push_back(layers.empty() ? init::OnMambaLayers(init::Mimetic(o))
+                                       : init::OnLayers(layers, init::Mimetic(o)));
+        break;
+      }
+      case InitTransform::kGamma:
+        if (!layers.empty()) {
+          return absl::InvalidArgumentError("config: gamma init applies to the whole model; remove `layers`");
+        }
+        parts.push_back(init::GammaInit(t.gamma().gamma()));
+        break;
+      case InitTransform::KIND_NOT_SET:
+        return absl::InvalidArgumentError(
+            absl::StrCat("config: variant '", variant.name(), "' has an init entry with no kind (mimetic or gamma)"));
+    }
+  }
+  return init::Compose(parts);
+}
+
+const models::ModelSpec& VariantModel(const Experiment& e, const Variant& v) {
+  return v.has_model() ? v.model() : e.model();
+}
+
+absl::Status ValidateExperiment(Experiment* e) {
+  if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
+  if (!e->has_model()) return Bad("model", "unset", "a model spec");
+  {
+    absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(e->model());
+    if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: model: ", m.status().message()));
+    *e->mutable_model() = *m;
+  }
+  if (e->variants_size() == 0) return Bad("variants", "[]", "at least one variant (e.g. default and mimetic)");
+  for (int i = 0; i < e->variants_size(); ++i) {
+    Variant* v = e->mutable_variants(i);
+    const std::string at = absl::StrCat("variants[", i, "]");
+    if (v->name().empty()) return Bad(at + ".name", "\"\"", "a non-empty name");
+    if (v->has_model()) {
+      absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(v->model());
+      if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".model: ", m.status().message()));
+      *v->mutable_model() = *m;
+    }
+    const models::ModelSpec& spec = VariantModel(*e, *v);
+    for (const InitTransform& t : v->init()) {
+      for (int layer : t.layers()) {
+        if (layer < 0 || layer >= spec.layers_size()) {
+          return Bad(at + ".init.layers", absl::StrCat(layer),
+                     absl::StrCat("a layer index in [0, ", spec.layers_size(), ") of this model"));
+        }
+      }
+    }
+    // Build the model once on a throwaway key so transforms that do not fit fail now.
+    ASSIGN_OR_RETURN(init::Transform t, MakeTransform(*v));
+    absl::StatusOr<init::Model> probe = init::MakeModel(spec, t, core::Key::FromSeed(0));
+    if (!probe.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".init: ", probe.status().message()));
+    }
+  }
+  if (!e->has_task()) return Bad("task", "unset", "one of copy, mqar, mqar_copy");
+  ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e->task()));
+  for (int i = 0; i < e->variants_size(); ++i) {
+    const models::ModelSpec& spec = VariantModel(*e, e->variants(i));
+    if (models::PaddedVocab(spec) < task->model_vocab() || spec.vocab_size() < task->model_vocab()) {
+      return Bad("model.vocab_size", absl::StrCat(spec.vocab_size()),
+                 absl::StrCat(">= the task's ", task->model_vocab(), " token ids (content + BOS, SEP, EOS, PAD)"));
+    }
+  }
+  const TrainSpec& t = e->train();
+  if (t.steps() < 1) return Bad("train.steps", absl::StrCat(t.steps()), ">= 1");
+  if (t.batch_size() < 1) return Bad("train.batch_size", absl::StrCat(t.batch_size()), ">= 1");
+  if (!(t.lr() > 0 && t.lr() < 1)) return Bad("train.lr", absl::StrCat(t.lr()), "in (0, 1)");
+  if (t.warmup_steps() < 0) return Bad("train.warmup_steps", absl::StrCat(t.warmup_steps()), ">= 0");
+  if (t.schedule() != "linear" && t.schedule() != "cosine" && t.schedule() != "constant") {
+    return Bad("train.schedule", "\"" + t.schedule() + "\"", "\"linear\", \"cosine\" or \"constant\"");
+  }
+  if (t.weight_decay() < 0) return Bad("train.weight_decay", absl::StrCat(t.weight_decay()), ">= 0");
+  if (!(t.beta1() >= 0 && t.beta1() < 1)) return Bad("train.beta1", absl::StrCat(t.beta1()), "in [0, 1)");
+  if (!(t.beta2() >= 0 && t.beta2() < 1)) return Bad("train.beta2", absl::StrCat(t.beta2()), "in [0, 1)");
+  if (!(t.eps() > 0)) return Bad("train.eps", absl::StrCat(t.eps()), "> 0");
+  if (t.eval_every() < 1) return Bad("train.eval_every", absl::StrCat(t.eval_every()), ">= 1");
+  if (t.checkpoint_every() < 1) return Bad("train.checkpoint_every", absl::StrCat(t.checkpoint_every()), ">= 1");
+  if (t.log_every() < 1) return Bad("train.log_every", absl::StrCat(t.log_every()), ">= 1");
+  if (t.early_stop_accuracy() < 0 || t.early_stop_accuracy() > 1) {
+    return Bad("train.early_stop_accuracy", absl::StrCat(t.early_stop_accuracy()), "in [0, 1]");
+  }
+  RETURN_IF_ERROR(MakeSchedule(t).Validate());
+  const EvalSpec& ev = e->eval();
+  if (ev.lengths_size() == 0) return Bad("eval.lengths", "[]", "at least one length (e.g. the training length and 2x)");
+  for (int len : ev.lengths()) {
+    if (len < 1) return Bad("eval.lengths", absl::StrCat(len), "lengths >= 1");
+    absl::StatusOr<data::EvalBatch> probe = task->SampleEval(core::Key::FromSeed(0), 1, len);
+    if (!probe.ok()) return Bad("eval.lengths", absl::StrCat(len), absl::StrCat("a length the task accepts: ", probe.status().message()));
+  }
+  if (ev.batch_size() < 1) return Bad("eval.batch_size", absl::StrCat(ev.batch_size()), ">= 1");
+  if (ev.num_batches() < 1) return Bad("eval.num_batches", absl::StrCat(ev.num_batches()), ">= 1");
+  if (ev.final_batches() < 1) return Bad("eval.final_batches", absl::StrCat(ev.final_batches()), ">= 1");
+  if (e->seeds_size() == 0) return Bad("seeds", "[]", "at least one seed");
+  if (e->device() != "cpu" && e->device() != "cuda") return Bad("device", "\"" + e->device() + "\"", "\"cpu\" or \"cuda\"");
+  if (e->output_dir().empty()) return Bad("output_dir", "\"\"", "a directory");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<Experiment> e = ParseExperiment(text.str());
+  if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.status().message()));
+  for (const std::string& o : overrides) RETURN_IF_ERROR(ApplyOverride(o, &*e));
+  RETURN_IF_ERROR(ValidateExperiment(&*e));
+  return e;
+}
+
+train::OptimizerConfig MakeOptimizerConfig(const TrainSpec& t) {
+  train::OptimizerConfig c;
+  c.adamw = ops::AdamWHyper{t.beta1(), t.beta2(), t.eps(), t.weight_decay()};
+  c.max_grad_norm = t.max_grad_norm();
+  if (t.mamba_no_decay()) c.no_decay_globs = {"**/A_log", "**/D", "**/dt_bias", "**/dt_proj/bias", "**/norm*/**", "norm_f/**"};
+  return c;
+}
+
+train::Schedule MakeSchedule(const TrainSpec& t) {
+  train::Schedule s;
+  s.kind = t.schedule() == "cosine" ? train::Schedule::kCosine
+           : t.schedule() == "constant" ? train::Schedule::kConstant
+                                        : train::Schedule::kLinear;
+  s.peak_lr = t.lr();
+  s.warmup_steps = t.warmup_steps();
+  s.total_steps = t.steps();
+  s.final_fraction = t.final_lr_fraction();
+  return s;
+}
+
+}  // namespace mimetic::experiments

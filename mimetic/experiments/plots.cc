@@ -1,0 +1,397 @@
+#include "mimetic/experiments/plots.h"
+
+#include <fcntl.h>
+#include <png.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/status.h"
+
+extern char** environ;
+
+namespace mimetic::experiments {
+namespace {
+
+constexpr int64_t kMaxImageSide = 16384;
+
+absl::Status ErrnoError(int err, const std::string& what) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+// mkdir -p.
+absl::Status MakeDirs(const std::string& dir) {
+  if (dir.empty() || dir == "." || dir == "/") return absl::OkStatus();
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
+  if (!S_ISDIR(st.st_mode))
+    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
+  return absl::OkStatus();
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return ErrnoError(errno, absl::StrCat("cannot create '", path, "'"));
+  out << text;
+  out.close();
+  if (!out) return ErrnoError(errno != 0 ? errno : EIO, absl::StrCat("writing '", path, "'"));
+  return absl::OkStatus();
+}
+
+// A gnuplot single-quoted string: inside one, '' stands for ' and nothing else is special.
+std::string GpQuote(const std::string& text) {
+  std::string flat = absl::StrReplaceAll(text, {{"'", "''"}, {"\n", " "}, {"\r", " "}});
+  return absl::StrCat("'", flat, "'");
+}
+
+std::string GpNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "NaN"; }
+
+// Runs `argv` (argv[0] looked up on PATH) in `cwd` with stdin from /dev/null and stdout + stderr into
+// `log_path` (absolute or relative to the caller's directory). Returns the exit status.
+absl::StatusOr<int> RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
+                               const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());  // after the open: log_path stays ours
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc == ENOENT) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", argv[0],
+        "' was not found on PATH; install gnuplot (Debian: gnuplot-nox; tools/bazel installs it)"));
+  }
+  if (rc != 0) return ErrnoError(rc, absl::StrCat("starting '", argv[0], "'"));
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0) {
+    if (errno != EINTR) return ErrnoError(errno, absl::StrCat("waiting for '", argv[0], "'"));
+  }
+  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
+  return WEXITSTATUS(wstatus);
+}
+
+// The 10 stops of viridisLite's viridis(10) and magma(10) (t = 0, 1/9, ..., 1).
+constexpr std::array<Rgb, 10> kViridis = {{{68, 1, 84},
+                                           {72, 40, 120},
+                                           {62, 74, 137},
+                                           {49, 104, 142},
+                                           {38, 130, 142},
+                                           {31, 158, 137},
+                                           {53, 183, 121},
+                                           {109, 205, 89},
+                                           {180, 222, 44},
+                                           {253, 231, 37}}};
+constexpr std::array<Rgb, 10> kMagma = {{{0, 0, 4},
+                                         {24, 15, 62},
+                                         {69, 16, 119},
+                                         {114, 31, 129},
+                                         {159, 47, 127},
+                                         {205, 64, 113},
+                                         {241, 96, 93},
+                                         {253, 149, 103},
+                                         {254, 201, 141},
+                                         {252, 253, 191}}};
+
+uint8_t Lerp(uint8_t a, uint8_t b, double f) {
+  return static_cast<uint8_t>(std::lround(a + (static_cast<double>(b) - a) * f));
+}
+
+}  // namespace
+
+bool ProgramOnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", program);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status PlotCurves(const std::string& png_path, const std::string& title, const std::string& xlabel,
+                        const std::string& ylabel, const std::vector<Series>& series,
+                        const PlotOptions& options) {
+  const std::string where = absl::StrCat("plot '", png_path, "'");
+  if (options.width < 16 || options.height < 16 || options.width > kMaxImageSide ||
+      options.height > kMaxImageSide) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": size ", options.width, "x", options.height,
+                                                   " must be between 16 and ", kMaxImageSide, " a side"));
+  }
+  if (options.y_min && options.y_max && !(*options.y_min < *options.y_max)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": y range [", *options.y_min, ", ", *options.y_max, "] is empty"));
+  }
+  size_t points = 0;
+  for (const Series& s : series) {
+    if (s.xs.size() != s.ys.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": series \"", s.name, "\" has ", s.xs.size(), " xs but ", s.ys.size(), " ys"));
+    }
+    points += s.xs.size();
+  }
+  if (points == 0) return absl::InvalidArgumentError(absl::StrCat(where, ": no points to plot"));
+
+  const std::string dir = DirName(png_path);
+  const std::string base = BaseName(png_path);
+  const std::string stem = absl::EndsWith(base, ".png") ? base.substr(0, base.size() - 4) : base;
+  const std::string data_name = stem + ".dat";
+  const std::string script_name = stem + ".gp";
+  const std::string tmp_name = base + ".tmp";
+  RETURN_IF_ERROR(MakeDirs(dir));
+
+  // One block per non-empty series, separated by two blank lines (gnuplot's `index`).
+  std::string data;
+  std::vector<std::string> plots;
+  for (const Series& s : series) {
+    if (s.xs.empty()) continue;
+    if (!plots.empty()) data += "\n\n";
+    absl::StrAppend(&data, "# ", absl::StrReplaceAll(s.name, {{"\n", " "}}), "\n");
+    for (size_t i = 0; i < s.xs.size(); ++i)
+      absl::StrAppend(&data, GpNumber(s.xs[i]), " ", GpNumber(s.ys[i]), "\n");
+    // Markers help for a few points (evaluations) and clutter many (per-step losses).
+    const char* style = s.xs.size() <= 60 ? "linespoints pointtype 7 pointsize 0.7" : "lines";
+    plots.push_back(absl::StrCat(plots.empty() ? GpQuote(data_name) : "''", " index ", plots.size(),
+                                 " using 1:2 with ", style, " linewidth 2 title ", GpQuote(s.name)));
+  }
+
+  std::string script = absl::StrCat(
+      "# Written by mimetic's PlotCurves. Redraw in this directory with: gnuplot ", script_name, "\n",
+      "if (!exists(\"outfile\")) outfile = ", GpQuote(base), "\n",
+      // GPVAL_TERMINALS is the list `set terminal` prints, space-separated with spaces at both ends.
+      "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n", "  set terminal pngcairo size ", options.width,
+      ",", options.height, " noenhanced font 'sans,10'\n", "} else {\n", "  set terminal png size ",
+      options.width, ",", options.height, " noenhanced\n", "}\n", "set output outfile\n", "set title ",
+      GpQuote(title), "\n", "set xlabel ", GpQuote(xlabel), "\n", "set ylabel ", GpQuote(ylabel), "\n",
+      "set grid\nset key below\nset datafile missing 'NaN'\n");
+  if (options.log_x) script += "set logscale x\n";
+  if (options.log_y) script += "set logscale y\n";
+  if (options.y_min || options.y_max) {
+    absl::StrAppend(&script, "set yrange [", options.y_min ? GpNumber(*options.y_min) : "*", ":",
+                    options.y_max ? GpNumber(*options.y_max) : "*", "]\n");
+  }
+  absl::StrAppend(&script, "plot ", absl::StrJoin(plots, ", \\\n     "), "\nset output\n");
+
+  const std::string in_dir = dir == "/" ? "/" : dir + "/";
+  RETURN_IF_ERROR(WriteTextFile(in_dir + data_name, data));
+  RETURN_IF_ERROR(WriteTextFile(in_dir + script_name, script));
+  const std::string log_path = in_dir + stem + ".gnuplot.log";
+  const std::string tmp_path = in_dir + tmp_name;
+  absl::StatusOr<int> exit_code = RunProgram(
+      {options.gnuplot, "-e", absl::StrCat("outfile=", GpQuote(tmp_name)), script_name}, dir, log_path);
+  const std::string log = ReadFile(log_path);
+  ::unlink(log_path.c_str());
+  if (!exit_code.ok()) {
+    ::unlink(tmp_path.c_str());
+    return absl::Status(exit_code.status().code(), absl::StrCat(where, ": ", exit_code.status().message()));
+  }
+  struct stat st;
+  const bool drawn = ::stat(tmp_path.c_str(), &st) == 0 && st.st_size > 0;
+  if (*exit_code != 0 || !drawn) {
+    ::unlink(tmp_path.c_str());
+    return absl::InternalError(absl::StrCat(
+        where, ": '", options.gnuplot, " ", script_name, "' in '", dir, "' ",
+        *exit_code != 0 ? absl::StrCat("exited with status ", *exit_code) : "wrote no image",
+        log.empty() ? std::string(" and printed nothing") : absl::StrCat(":\n", log.substr(0, 4000))));
+  }
+  if (std::rename(tmp_path.c_str(), png_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_path.c_str());
+    return ErrnoError(err, absl::StrCat(where, ": renaming '", tmp_path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+Rgb ColormapColor(Colormap colormap, double t) {
+  if (std::isnan(t)) return kMissingColor;
+  t = std::clamp(t, 0.0, 1.0);
+  if (colormap == Colormap::kGrayscale) {
+    const uint8_t v = static_cast<uint8_t>(std::lround(255 * t));
+    return {v, v, v};
+  }
+  const std::array<Rgb, 10>& stops = colormap == Colormap::kMagma ? kMagma : kViridis;
+  const double pos = t * (stops.size() - 1);
+  const size_t i = std::min(static_cast<size_t>(pos), stops.size() - 2);
+  const double f = pos - static_cast<double>(i);
+  const Rgb& a = stops[i];
+  const Rgb& b = stops[i + 1];
+  return {Lerp(a.r, b.r, f), Lerp(a.g, b.g, f), Lerp(a.b, b.b, f)};
+}
+
+absl::Status WriteHeatmapPng(const std::string& png_path, const std::vector<double>& values, int64_t rows,
+                             int64_t cols, int scale, Colormap colormap, std::optional<ValueRange> range) {
+  const std::string where = absl::StrCat("heatmap '", png_path, "'");
+  if (rows <= 0 || cols <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": grid (", rows, ", ", cols, ") is empty"));
+  }
+  if (static_cast<int64_t>(values.size()) != rows * cols) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", values.size(), " values for a (", rows, ", ",
+                                                   cols, ") grid, expected ", rows * cols));
+  }
+  if (scale < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": scale must be >= 1, got ", scale));
+  if (rows * scale > kMaxImageSide || cols * scale > kMaxImageSide) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": image ", cols * scale, "x", rows * scale,
+                                                   " pixels exceeds ", kMaxImageSide, " a side"));
+  }
+  double lo = 0, hi = 1;
+  if (range) {
+    lo = range->lo;
+    hi = range->hi;
+    if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": value range [", lo, ", ", hi, "] is empty"));
+    }
+  } else {
+    lo = std::numeric_limits<double>::infinity();
+    hi = -lo;
+    for (double v : values) {
+      if (std::isfinite(v)) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+    if (lo > hi) lo = hi = 0;  // no finite value
+  }
+  const double span = hi - lo;
+
+  const int64_t width = cols * scale;
+  const int64_t height = rows * scale;
+  std::vector<uint8_t> pixels(static_cast<size_t>(width * height * 3));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const double v = values[r * cols + c];
+      double t = std::numeric_limits<double>::quiet_NaN();
+      if (std::isinf(v)) {
+        t = v > 0 ? 1 : 0;
+      } else if (!std::isnan(v)) {
+        t = span > 0 ? (v - lo) / span : 0;
+      }
+      const Rgb rgb = ColormapColor(colormap, t);
+      for (int64_t y = r * scale; y < (r + 1) * scale; ++y) {
+        uint8_t* p = &pixels[static_cast<size_t>((y * width + c * scale) * 3)];
+        for (int x = 0; x < scale; ++x, p += 3) {
+          p[0] = rgb.r;
+          p[1] = rgb.g;
+          p[2] = rgb.b;
+        }
+      }
+    }
+  }
+
+  RETURN_IF_ERROR(MakeDirs(DirName(png_path)));
+  // libpng's simplified API reports errors in image.message instead of by longjmp.
+  png_image image;
+  std::memset(&image, 0, sizeof(image));
+  image.version = PNG_IMAGE_VERSION;
+  image.width = static_cast<png_uint_32>(width);
+  image.height = static_cast<png_uint_32>(height);
+  image.format = PNG_FORMAT_RGB;
+  const std::string tmp = png_path + ".tmp";
+  errno = 0;
+  if (!png_image_write_to_file(&image, tmp.c_str(), /*convert_to_8bit=*/0, pixels.data(), /*row_stride=*/0,
+                               /*colormap=*/nullptr)) {
+    const int err = errno;
+    const std::string message = image.message;
+    png_image_free(&image);
+    ::unlink(tmp.c_str());
+    if (err != 0)
+      return ErrnoError(err, absl::StrCat(where, ": writing '", tmp, "' (libpng: ", message, ")"));
+    return absl::InternalError(absl::StrCat(where, ": libpng: ", message));
+  }
+  if (std::rename(tmp.c_str(), png_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError(err, absl::StrCat(where, ": renaming '", tmp, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteAttentionMapPngs(const std::string& dir, const std::string& prefix,
+                                   const std::vector<models::LayerMap>& maps) {
+  if (prefix.empty() || prefix.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attention map file prefix \"", prefix, "\" must be non-empty without '/'"));
+  }
+  for (size_t layer = 0; layer < maps.size(); ++layer) {
+    const models::LayerMap& m = maps[layer];
+    const int64_t L = m.length;
+    if (L <= 0 || static_cast<int64_t>(m.map.size()) != L * L ||
+        static_cast<int64_t>(m.mask.size()) != L * L) {
+      return absl::InvalidArgumentError(absl::StrCat("attention map of layer ", layer, ": length ", L,
+                                                     " with ", m.map.size(), " map and ", m.mask.size(),
+                                                     " mask values, expected ", L, " x ", L));
+    }
+  }
+  RETURN_IF_ERROR(MakeDirs(dir));
+  for (size_t layer = 0; layer < maps.size(); ++layer) {
+    const models::LayerMap& m = maps[layer];
+    const int64_t L = m.length;
+    const int scale = static_cast<int>(std::max<int64_t>(1, 512 / L));
+    // Blank the upper triangle: it is not part of a causal map and would skew the map's range.
+    std::vector<double> map = m.map, mask = m.mask;
+    for (int64_t i = 0; i < L; ++i) {
+      for (int64_t j = i + 1; j < L; ++j) {
+        map[i * L + j] = std::numeric_limits<double>::quiet_NaN();
+        mask[i * L + j] = std::numeric_limits<double>::quiet_NaN();
+      }
+    }
+    const std::string stem = absl::StrCat(dir, "/", prefix, "_layer", layer);
+    RETURN_IF_ERROR(WriteHeatmapPng(stem + "_map.png", map, L, L, scale, Colormap::kViridis));
+    RETURN_IF_ERROR(
+        WriteHeatmapPng(stem + "_mask.png", mask, L, L, scale, Colormap::kViridis, ValueRange{0, 1}));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mimetic::experiments

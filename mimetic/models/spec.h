@@ -1,0 +1,51 @@
+// Resolving and validating a ModelSpec, and the derived sizes every model function needs.
+//
+//   ASSIGN_OR_RETURN(ModelSpec spec, ResolveSpec(text_spec));   // layers listed in full, checked
+//   Mamba2Dims dims = Mamba2DimsOf(spec.layers(0).mamba2(), spec.d_model());
+#ifndef MIMETIC_MODELS_SPEC_H_
+#define MIMETIC_MODELS_SPEC_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "mimetic/models/model_spec.pb.h"
+
+namespace mimetic::models {
+
+// Expands n_layer/default_layer/layer_overrides into `layers` and validates every field; a bad
+// field gives InvalidArgument naming it ("layers[3].mamba2.headdim = 48 does not divide ...").
+absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& spec);
+
+// Parses a text-format ModelSpec and resolves it.
+absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
+
+// vocab_size rounded up to a multiple of pad_vocab_size_multiple.
+int64_t PaddedVocab(const ModelSpec& spec);
+
+struct Mamba1Dims {
+  int64_t D, E, N, K, R;
+};
+Mamba1Dims Mamba1DimsOf(const Mamba1Spec& s, int64_t d_model);
+
+struct Mamba2Dims {
+  int64_t D, E, N, K, P, H, G;
+  int64_t conv_dim() const { return E + 2 * G * N; }
+  int64_t in_proj_rows() const { return 2 * E + 2 * G * N + H; }
+};
+Mamba2Dims Mamba2DimsOf(const Mamba2Spec& s, int64_t d_model);
+
+struct AttentionDims {
+  int64_t D, H, P;
+};
+AttentionDims AttentionDimsOf(const AttentionSpec& s, int64_t d_model);
+AttentionDims LinearAttentionDimsOf(const LinearAttentionSpec& s, int64_t d_model);
+
+// "mamba1", "mamba2", "attention", "linear_attention".
+std::string MixerKind(const LayerSpec& layer);
+
+// "layers/3/" for layer 3.
+std::string LayerPrefix(int layer);
+
+}  // namespace mimetic::models
+
+#endif  // MIMETIC_MODELS_SPEC_H_

@@ -1,0 +1,330 @@
+#include "mimetic/train/checkpoint.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/status.h"
+#include "mimetic/init/safetensors.h"
+
+namespace mimetic::train {
+namespace {
+
+using core::ParamTree;
+using core::Tensor;
+
+constexpr char kFormat[] = "mimetic-checkpoint-1";
+constexpr char kFormatKey[] = "format";
+constexpr char kStepKey[] = "step";
+constexpr char kDataKeyKey[] = "data_key";
+// FNV-1a-64 over the per-tensor FNV-1a-64 hashes of every tensor's bytes, in file order. Safetensors
+// has no checksum of its own; this catches flipped or zeroed data bytes, which the format's structural
+// checks cannot.
+constexpr char kDigestKey[] = "content_fnv1a64";
+constexpr char kMomentPrefix[] = "opt/";
+constexpr char kFirstMoment[] = "opt/m/";
+constexpr char kSecondMoment[] = "opt/v/";
+constexpr char kPrefix[] = "step_";
+constexpr char kSuffix[] = ".safetensors";
+
+absl::Status ErrnoError(int err, const std::string& what) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+// mkdir -p.
+absl::Status MakeDirs(const std::string& dir) {
+  if (dir.empty()) return absl::InvalidArgumentError("checkpoint directory is empty");
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError(errno, absl::StrCat("creating checkpoint directory '", prefix, "'"));
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return ErrnoError(errno, absl::StrCat("checkpoint directory '", dir, "'"));
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint directory '", dir, "' is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+// Makes a completed rename durable (the rename lives in the directory's own data).
+absl::Status SyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, absl::StrCat("opening directory '", dir, "' to sync it"));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoError(err, absl::StrCat("syncing directory '", dir, "'"));
+  return absl::OkStatus();
+}
+
+std::string Join(const std::string& dir, const std::string& name) {
+  return absl::EndsWith(dir, "/") ? absl::StrCat(dir, name) : absl::StrCat(dir, "/", name);
+}
+
+uint64_t Digest(const std::vector<Tensor>& host_leaves) {
+  std::string hashes;
+  hashes.reserve(8 * host_leaves.size());
+  for (const Tensor& t : host_leaves) {
+    const char* bytes = t.bytes() > 0 ? static_cast<const char*>(t.storage()->data()) : "";
+    const uint64_t h = core::Fnv1a64(std::string_view(bytes, t.bytes()));
+    for (int b = 0; b < 8; ++b) hashes.push_back(static_cast<char>(h >> (8 * b)));
+  }
+  return core::Fnv1a64(hashes);
+}
+
+std::string ShapeOf(const Tensor& t) {
+  return absl::StrCat(core::DTypeName(t.dtype()), core::ShapeString(t.shape()));
+}
+
+// Parses "step_<digits>.safetensors"; false for anything else.
+bool ParseFileName(const std::string& name, int64_t* step) {
+  if (!absl::StartsWith(name, kPrefix) || !absl::EndsWith(name, kSuffix)) return false;
+  const std::string digits =
+      name.substr(sizeof(kPrefix) - 1, name.size() - (sizeof(kPrefix) - 1) - (sizeof(kSuffix) - 1));
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), absl::ascii_isdigit)) return false;
+  return absl::SimpleAtoi(digits, step);
+}
+
+absl::Status Damaged(const std::string& path, absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("checkpoint '", path, "' is damaged: ", what));
+}
+
+}  // namespace
+
+std::string CheckpointFileName(int64_t step) { return absl::StrFormat("%s%08d%s", kPrefix, step, kSuffix); }
+
+absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, core::Key data_key,
+                            const std::map<std::string, std::string>& extra_metadata, int keep_last) {
+  if (state.step < 0)
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint step must be >= 0, got ", state.step));
+  if (keep_last < 0)
+    return absl::InvalidArgumentError(absl::StrCat("keep_last must be >= 0, got ", keep_last));
+  for (const std::string& path : state.params.Paths()) {
+    if (absl::StartsWith(path, kMomentPrefix)) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter path '", path, "' starts with '",
+                                                     kMomentPrefix,
+                                                     "', which checkpoints reserve for optimizer moments"));
+    }
+  }
+  if (absl::Status s = state.params.CheckSameStructure(state.m); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("first moments do not match the parameters: ", s.message()));
+  }
+  if (absl::Status s = state.params.CheckSameStructure(state.v); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("second moments do not match the parameters: ", s.message()));
+  }
+  for (const char* reserved : {kFormatKey, kStepKey, kDataKeyKey, kDigestKey}) {
+    if (extra_metadata.count(reserved) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("extra checkpoint metadata may not use the reserved key \"", reserved, "\""));
+    }
+  }
+
+  // One tree: params, then opt/m/*, then opt/v/*, all on the host (hashed, then written as they are).
+  std::vector<std::pair<std::string, Tensor>> pairs;
+  std::vector<Tensor> host_leaves;
+  pairs.reserve(3 * state.params.size());
+  auto add = [&](const std::string& prefix, const ParamTree& tree) -> absl::Status {
+    for (size_t i = 0; i < tree.size(); ++i) {
+      const std::string name = absl::StrCat(prefix, tree.Paths()[i]);
+      if (!tree.Leaves()[i].ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "checkpoint leaf '", name, "' holds an error: ", tree.Leaves()[i].status().message()));
+      }
+      ASSIGN_OR_RETURN(Tensor host, tree.Leaves()[i].ToDevice(core::Device::kCpu));
+      host_leaves.push_back(host);
+      pairs.emplace_back(name, std::move(host));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(add("", state.params));
+  RETURN_IF_ERROR(add(kFirstMoment, state.m));
+  RETURN_IF_ERROR(add(kSecondMoment, state.v));
+  ASSIGN_OR_RETURN(ParamTree all, ParamTree::FromPairs(std::move(pairs)));
+
+  std::map<std::string, std::string> metadata = extra_metadata;
+  metadata[kFormatKey] = kFormat;
+  metadata[kStepKey] = absl::StrCat(state.step);
+  metadata[kDataKeyKey] = absl::StrCat(data_key.words()[0], ",", data_key.words()[1]);
+  metadata[kDigestKey] = absl::StrFormat("%016x", Digest(host_leaves));
+
+  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(init::WriteSafetensors(Join(dir, CheckpointFileName(state.step)), all, metadata));
+  RETURN_IF_ERROR(SyncDir(dir));
+
+  if (keep_last > 0) {
+    ASSIGN_OR_RETURN(std::vector<CheckpointInfo> existing, ListCheckpoints(dir));
+    const size_t keep = static_cast<size_t>(keep_last);
+    for (size_t i = 0; i + keep < existing.size(); ++i) {
+      if (::unlink(existing[i].path.c_str()) != 0 && errno != ENOENT) {
+        return ErrnoError(errno, absl::StrCat("deleting old checkpoint '", existing[i].path, "'"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<CheckpointInfo>> ListCheckpoints(const std::string& dir) {
+  std::vector<CheckpointInfo> found;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return found;
+    return ErrnoError(errno, absl::StrCat("listing checkpoint directory '", dir, "'"));
+  }
+  while (struct dirent* entry = ::readdir(d)) {
+    int64_t step = 0;
+    if (ParseFileName(entry->d_name, &step)) found.push_back({step, Join(dir, entry->d_name)});
+  }
+  ::closedir(d);
+  // Ties (step_1 and step_00000001) resolve by name so the order never depends on readdir.
+  std::sort(found.begin(), found.end(), [](const CheckpointInfo& a, const CheckpointInfo& b) {
+    return std::tie(a.step, a.path) < std::tie(b.step, b.path);
+  });
+  return found;
+}
+
+absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const ParamTree& like) {
+  std::map<std::string, std::string> metadata;
+  absl::StatusOr<ParamTree> read = init::ReadSafetensors(path, &metadata);
+  if (!read.ok()) {
+    if (absl::IsNotFound(read.status()) || absl::IsPermissionDenied(read.status())) return read.status();
+    return Damaged(path, read.status().message());
+  }
+  const ParamTree& file = *read;
+
+  // Metadata first: a file without it is not a mimetic checkpoint (or lost its header).
+  auto get = [&](const char* key) -> absl::StatusOr<std::string> {
+    auto it = metadata.find(key);
+    if (it == metadata.end()) return Damaged(path, absl::StrCat("metadata has no \"", key, "\""));
+    std::string value = it->second;
+    metadata.erase(it);
+    return value;
+  };
+  ASSIGN_OR_RETURN(std::string format, get(kFormatKey));
+  if (format != kFormat) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint '", path, "': format \"", format, "\", expected \"", kFormat, "\""));
+  }
+  LoadedCheckpoint out;
+  out.path = path;
+  ASSIGN_OR_RETURN(std::string step_text, get(kStepKey));
+  if (!absl::SimpleAtoi(step_text, &out.state.step) || out.state.step < 0) {
+    return Damaged(path, absl::StrCat("metadata step \"", step_text, "\" is not a step number"));
+  }
+  int64_t name_step = 0;
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  if (ParseFileName(base, &name_step) && name_step != out.state.step) {
+    return Damaged(path,
+                   absl::StrCat("file name says step ", name_step, " but metadata says ", out.state.step));
+  }
+  ASSIGN_OR_RETURN(std::string key_text, get(kDataKeyKey));
+  std::vector<std::string> words = absl::StrSplit(key_text, ',');
+  uint32_t w0 = 0, w1 = 0;
+  if (words.size() != 2 || !absl::SimpleAtoi(words[0], &w0) || !absl::SimpleAtoi(words[1], &w1)) {
+    return Damaged(path, absl::StrCat("metadata data_key \"", key_text, "\" is not two words \"w0,w1\""));
+  }
+  out.data_key = core::Key::FromWords({w0, w1});
+  if (auto it = metadata.find(kDigestKey); it != metadata.end()) {
+    std::vector<Tensor> in_file_order(file.Leaves().begin(), file.Leaves().end());
+    const std::string actual = absl::StrFormat("%016x", Digest(in_file_order));
+    if (actual != it->second) {
+      return Damaged(path, absl::StrCat("tensor data checksum ", actual, " does not match the saved ",
+                                        it->second, " (bytes changed after writing)"));
+    }
+    metadata.erase(it);
+  }
+  out.metadata = std::move(metadata);
+
+  // Structure: exactly like's paths, three times, with like's shapes and dtypes.
+  auto take = [&](const std::string& prefix, ParamTree* dst) -> absl::Status {
+    std::vector<std::pair<std::string, Tensor>> pairs;
+    pairs.reserve(like.size());
+    for (size_t i = 0; i < like.size(); ++i) {
+      const std::string& p = like.Paths()[i];
+      const std::string name = absl::StrCat(prefix, p);
+      const Tensor& want = like.Leaves()[i];
+      absl::StatusOr<Tensor> got = file.Get(name);
+      if (!got.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("checkpoint '", path, "' has no tensor '", name,
+                                                       "' (expected ", ShapeOf(want), ")"));
+      }
+      if (got->shape() != want.shape() || got->dtype() != want.dtype()) {
+        return absl::InvalidArgumentError(absl::StrCat("checkpoint '", path, "': tensor '", name, "' is ",
+                                                       ShapeOf(*got), ", expected ", ShapeOf(want)));
+      }
+      pairs.emplace_back(p, *got);
+    }
+    ASSIGN_OR_RETURN(*dst, ParamTree::FromPairs(std::move(pairs)));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(take("", &out.state.params));
+  RETURN_IF_ERROR(take(kFirstMoment, &out.state.m));
+  RETURN_IF_ERROR(take(kSecondMoment, &out.state.v));
+  if (file.size() != 3 * like.size()) {
+    for (const std::string& name : file.Paths()) {
+      absl::string_view p = name;
+      if (absl::StartsWith(p, kFirstMoment))
+        p.remove_prefix(sizeof(kFirstMoment) - 1);
+      else if (absl::StartsWith(p, kSecondMoment))
+        p.remove_prefix(sizeof(kSecondMoment) - 1);
+      if (!like.Contains(p)) {
+        return absl::InvalidArgumentError(absl::StrCat("checkpoint '", path, "' has tensor '", name, "' of ",
+                                                       ShapeOf(*file.Get(name)),
+                                                       ", which the model does not have"));
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<LoadedCheckpoint> LoadLatestCheckpoint(const std::string& dir, const ParamTree& like,
+                                                      const LoadCheckpointOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<CheckpointInfo> found, ListCheckpoints(dir));
+  if (found.empty())
+    return absl::NotFoundError(absl::StrCat("no checkpoints (step_*.safetensors) in '", dir, "'"));
+  std::vector<std::string> skipped;
+  for (auto it = found.rbegin(); it != found.rend(); ++it) {
+    absl::StatusOr<LoadedCheckpoint> loaded = LoadCheckpoint(it->path, like);
+    if (loaded.ok()) {
+      loaded->skipped = std::move(skipped);
+      return loaded;
+    }
+    if (!absl::IsDataLoss(loaded.status())) return loaded.status();
+    const bool older_exists = std::next(it) != found.rend();
+    if (!options.fall_back_on_corrupt) {
+      return absl::DataLossError(absl::StrCat(
+          loaded.status().message(),
+          older_exists ? absl::StrCat("; the newest older checkpoint is '", std::next(it)->path,
+                                      "' (delete or move the damaged file to resume from it, or set "
+                                      "fall_back_on_corrupt)")
+                       : std::string("; there is no older checkpoint")));
+    }
+    skipped.push_back(absl::StrCat(it->path, ": ", loaded.status().message()));
+  }
+  return absl::DataLossError(
+      absl::StrCat("every checkpoint in '", dir, "' is damaged: ", absl::StrJoin(skipped, "; ")));
+}
+
+}  // namespace mimetic::train

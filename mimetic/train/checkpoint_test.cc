@@ -1,0 +1,284 @@
+#include "mimetic/train/checkpoint.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace mimetic::train {
+namespace {
+
+using core::DType;
+using core::Key;
+using core::ParamTree;
+using core::Tensor;
+using ::testing::HasSubstr;
+
+std::string TestDir(const std::string& name) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/checkpoint_test_", name);
+  return dir;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Values that a lossy round trip would change: -0, subnormals, infinities, a NaN with a payload.
+std::vector<float> Awkward(int n, float base) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = base + 0.1f * i;
+  uint32_t nan_bits = 0x7fc01234u;
+  if (n > 0) std::memcpy(&v[0], &nan_bits, 4);
+  if (n > 1) v[1] = -0.0f;
+  if (n > 2) v[2] = std::numeric_limits<float>::denorm_min();
+  if (n > 3) v[3] = -std::numeric_limits<float>::infinity();
+  return v;
+}
+
+Tensor F32(const core::Shape& shape, float base) {
+  auto t = Tensor::FromHost<float>(shape, Awkward(static_cast<int>(core::NumElements(shape)), base));
+  EXPECT_TRUE(t.ok()) << t.status();
+  return *t;
+}
+
+ParamTree Params(float base = 1.0f) {
+  auto tree = ParamTree::FromPairs({
+      {"embedding/weight", F32({5, 4}, base)},
+      {"layers/0/mixer/A_log", F32({4, 3}, base + 10)},
+      {"layers/0/mixer/D", F32({4}, base + 20)},
+      {"layers/1/norm/weight", *Tensor::FromHost<double>({2}, {1e-300, -2.5})},
+  });
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  return *tree;
+}
+
+TrainState State(int64_t step) {
+  TrainState state;
+  state.params = Params(static_cast<float>(step));
+  state.m = Params(100.0f + step);
+  state.v = Params(200.0f + step);
+  state.step = step;
+  return state;
+}
+
+void ExpectBitEqual(const ParamTree& a, const ParamTree& b) {
+  ASSERT_EQ(a.Paths(), b.Paths());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Tensor& x = a.Leaves()[i];
+    const Tensor& y = b.Leaves()[i];
+    ASSERT_EQ(x.meta(), y.meta()) << a.Paths()[i];
+    EXPECT_EQ(std::memcmp(x.storage()->data(), y.storage()->data(), x.bytes()), 0) << a.Paths()[i];
+  }
+}
+
+TEST(CheckpointTest, FileNameHasEightDigits) {
+  EXPECT_EQ(CheckpointFileName(0), "step_00000000.safetensors");
+  EXPECT_EQ(CheckpointFileName(1000), "step_00001000.safetensors");
+  EXPECT_EQ(CheckpointFileName(123456789), "step_123456789.safetensors");
+}
+
+TEST(CheckpointTest, RoundTripIsBitExact) {
+  const std::string dir = TestDir("roundtrip") + "/nested/ckpt";  // created with its parents
+  const TrainState state = State(7);
+  const Key key = Key::FromWords({0xdeadbeefu, 42u});
+  ASSERT_TRUE(
+      SaveCheckpoint(dir, state, key, {{"config", "task: COPY\nlength: 64"}, {"git", "abc123"}}).ok());
+  ASSERT_TRUE(Exists(dir + "/step_00000007.safetensors"));
+  EXPECT_FALSE(Exists(dir + "/step_00000007.safetensors.tmp"));
+
+  auto loaded = LoadLatestCheckpoint(dir, Params(-3.0f));  // `like` gives structure only
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->state.step, 7);
+  EXPECT_EQ(loaded->data_key, key);
+  EXPECT_EQ(loaded->path, dir + "/step_00000007.safetensors");
+  EXPECT_TRUE(loaded->skipped.empty());
+  EXPECT_EQ(loaded->metadata,
+            (std::map<std::string, std::string>{{"config", "task: COPY\nlength: 64"}, {"git", "abc123"}}));
+  ExpectBitEqual(loaded->state.params, state.params);
+  ExpectBitEqual(loaded->state.m, state.m);
+  ExpectBitEqual(loaded->state.v, state.v);
+}
+
+TEST(CheckpointTest, LatestIsChosenByStepNotByWriteOrder) {
+  const std::string dir = TestDir("latest");
+  const Key key = Key::FromSeed(3);
+  for (int64_t step : {5, 300000000, 100, 20}) {  // 9 digits sorts after 8 numerically
+    ASSERT_TRUE(SaveCheckpoint(dir, State(step), FoldIn(key, static_cast<uint32_t>(step)), {}).ok());
+  }
+  // Distractors: a leftover temporary file, an unrelated file, a name with a non-digit.
+  WriteFile(dir + "/step_900000000.safetensors.tmp", "partial");
+  WriteFile(dir + "/notes.txt", "hello");
+  WriteFile(dir + "/step_9x.safetensors", "nope");
+
+  auto list = ListCheckpoints(dir);
+  ASSERT_TRUE(list.ok()) << list.status();
+  std::vector<int64_t> steps;
+  for (const CheckpointInfo& info : *list) steps.push_back(info.step);
+  EXPECT_EQ(steps, (std::vector<int64_t>{5, 20, 100, 300000000}));
+
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->state.step, 300000000);
+  EXPECT_EQ(loaded->data_key, FoldIn(key, 300000000u));
+  ExpectBitEqual(loaded->state.params, State(300000000).params);
+}
+
+TEST(CheckpointTest, KeepLastDeletesTheOldest) {
+  const std::string dir = TestDir("keep_last");
+  for (int64_t step = 1; step <= 5; ++step) {
+    ASSERT_TRUE(SaveCheckpoint(dir, State(step * 10), Key::FromSeed(0), {}, /*keep_last=*/2).ok());
+  }
+  auto list = ListCheckpoints(dir);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].step, 40);
+  EXPECT_EQ((*list)[1].step, 50);
+}
+
+TEST(CheckpointTest, NoCheckpointIsNotFound) {
+  auto missing = LoadLatestCheckpoint(TestDir("does_not_exist"), Params());
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+  const std::string dir = TestDir("empty");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto empty = LoadLatestCheckpoint(dir, Params());
+  EXPECT_TRUE(absl::IsNotFound(empty.status())) << empty.status();
+}
+
+TEST(CheckpointTest, TruncatedNewestIsAnErrorUnlessFallingBack) {
+  const std::string dir = TestDir("truncated");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(10), Key::FromSeed(1), {}).ok());
+  ASSERT_TRUE(SaveCheckpoint(dir, State(20), Key::FromSeed(2), {}).ok());
+  const std::string newest = dir + "/step_00000020.safetensors";
+  const std::string bytes = ReadFile(newest);
+  WriteFile(newest, bytes.substr(0, bytes.size() - 7));
+
+  auto strict = LoadLatestCheckpoint(dir, Params());
+  ASSERT_FALSE(strict.ok());
+  EXPECT_TRUE(absl::IsDataLoss(strict.status())) << strict.status();
+  EXPECT_THAT(strict.status().message(), HasSubstr("step_00000020.safetensors' is damaged"));
+  EXPECT_THAT(strict.status().message(), HasSubstr("step_00000010.safetensors"));  // what to use instead
+
+  LoadCheckpointOptions options;
+  options.fall_back_on_corrupt = true;
+  auto fallback = LoadLatestCheckpoint(dir, Params(), options);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ(fallback->state.step, 10);
+  EXPECT_EQ(fallback->data_key, Key::FromSeed(1));
+  ASSERT_EQ(fallback->skipped.size(), 1u);
+  EXPECT_THAT(fallback->skipped[0], HasSubstr("step_00000020"));
+}
+
+TEST(CheckpointTest, FlippedDataByteFailsTheChecksum) {
+  const std::string dir = TestDir("flipped");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {}).ok());
+  const std::string path = dir + "/step_00000003.safetensors";
+  std::string bytes = ReadFile(path);
+  bytes[bytes.size() - 3] ^= 0x10;  // inside the last tensor's data: structurally still valid
+  WriteFile(path, bytes);
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr("checksum"));
+}
+
+TEST(CheckpointTest, AllDamagedWithFallbackIsDataLoss) {
+  const std::string dir = TestDir("all_damaged");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(1), Key::FromSeed(1), {}).ok());
+  WriteFile(dir + "/step_00000001.safetensors", "garbage");
+  LoadCheckpointOptions options;
+  options.fall_back_on_corrupt = true;
+  auto loaded = LoadLatestCheckpoint(dir, Params(), options);
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr("every checkpoint"));
+}
+
+TEST(CheckpointTest, StructureMismatchNamesPathAndShapes) {
+  const std::string dir = TestDir("mismatch");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(4), Key::FromSeed(0), {}).ok());
+
+  auto reshaped =
+      Params().Replace("layers/0/mixer/D", F32({4}, 0)).value().With("layers/0/mixer/A_log", F32({4, 2}, 0));
+  ASSERT_TRUE(reshaped.ok());
+  auto bad_shape = LoadLatestCheckpoint(dir, *reshaped);
+  ASSERT_TRUE(absl::IsInvalidArgument(bad_shape.status())) << bad_shape.status();
+  EXPECT_THAT(bad_shape.status().message(),
+              HasSubstr("'layers/0/mixer/A_log' is f32(4, 3), expected f32(4, 2)"));
+
+  // Structure errors never fall back: they mean the wrong model, not a damaged file.
+  LoadCheckpointOptions options;
+  options.fall_back_on_corrupt = true;
+  auto extra = Params().With("layers/2/mixer/dt_bias", F32({3}, 0));
+  ASSERT_TRUE(extra.ok());
+  auto missing = LoadLatestCheckpoint(dir, *extra, options);
+  ASSERT_TRUE(absl::IsInvalidArgument(missing.status())) << missing.status();
+  EXPECT_THAT(missing.status().message(), HasSubstr("no tensor 'layers/2/mixer/dt_bias' (expected f32(3))"));
+
+  auto fewer = ParamTree::FromPairs({{"embedding/weight", F32({5, 4}, 0)},
+                                     {"layers/0/mixer/A_log", F32({4, 3}, 0)},
+                                     {"layers/0/mixer/D", F32({4}, 0)}});
+  ASSERT_TRUE(fewer.ok());
+  auto unexpected = LoadLatestCheckpoint(dir, *fewer);
+  ASSERT_TRUE(absl::IsInvalidArgument(unexpected.status())) << unexpected.status();
+  EXPECT_THAT(unexpected.status().message(), HasSubstr("'layers/1/norm/weight' of f64(2)"));
+}
+
+TEST(CheckpointTest, UnwritableDirectoryIsAStatus) {
+  const std::string base = TestDir("unwritable");
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  WriteFile(base + "/a_file", "x");
+  // A directory below a regular file cannot exist, whoever runs the test (root ignores mode bits).
+  absl::Status s = SaveCheckpoint(base + "/a_file/ckpt", State(1), Key::FromSeed(0), {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("a_file"));
+
+  if (::geteuid() != 0) {
+    const std::string locked = base + "/locked";
+    ASSERT_EQ(::mkdir(locked.c_str(), 0555), 0);
+    absl::Status denied = SaveCheckpoint(locked, State(1), Key::FromSeed(0), {});
+    EXPECT_TRUE(absl::IsPermissionDenied(denied)) << denied;
+    ::chmod(locked.c_str(), 0755);
+  }
+}
+
+TEST(CheckpointTest, RejectsReservedNames) {
+  const std::string dir = TestDir("reserved");
+  absl::Status meta = SaveCheckpoint(dir, State(1), Key::FromSeed(0), {{"step", "9"}});
+  EXPECT_TRUE(absl::IsInvalidArgument(meta)) << meta;
+  EXPECT_THAT(meta.message(), HasSubstr("\"step\""));
+
+  TrainState state = State(1);
+  state.params = *state.params.With("opt/m/x", F32({1}, 0));
+  absl::Status path = SaveCheckpoint(dir, state, Key::FromSeed(0), {});
+  EXPECT_TRUE(absl::IsInvalidArgument(path)) << path;
+  EXPECT_THAT(path.message(), HasSubstr("opt/m/x"));
+
+  TrainState mismatched = State(1);
+  mismatched.m = Params().Select("layers/**");
+  absl::Status moments = SaveCheckpoint(dir, mismatched, Key::FromSeed(0), {});
+  EXPECT_TRUE(absl::IsInvalidArgument(moments)) << moments;
+  EXPECT_THAT(moments.message(), HasSubstr("first moments"));
+}
+
+}  // namespace
+}  // namespace mimetic::train

@@ -1,0 +1,279 @@
+#include "mimetic/train/metrics_log.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "mimetic/core/status.h"
+#include "mimetic/train/tensorboard_event.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace mimetic::train {
+namespace {
+
+constexpr char kJsonlName[] = "metrics.jsonl";
+constexpr char kFileVersion[] = "brain.Event:2";
+
+// The 256-entry table of the reflected CRC-32C: entry i is the CRC of the single byte i.
+std::array<uint32_t, 256> MakeCrc32cTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t crc = i;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+    table[i] = crc;
+  }
+  return table;
+}
+
+void PutLittleEndian(std::string* out, uint64_t value, int bytes) {
+  for (int b = 0; b < bytes; ++b) out->push_back(static_cast<char>(value >> (8 * b)));
+}
+
+uint64_t GetLittleEndian(absl::string_view bytes) {
+  uint64_t value = 0;
+  for (size_t b = bytes.size(); b-- > 0;) value = (value << 8) | static_cast<unsigned char>(bytes[b]);
+  return value;
+}
+
+absl::Status ErrnoError(int err, const std::string& what) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+// mkdir -p.
+absl::Status MakeDirs(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
+  if (!S_ISDIR(st.st_mode))
+    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRunName(const std::string& run) {
+  if (run.empty()) return absl::InvalidArgumentError("metrics run name is empty");
+  for (absl::string_view segment : absl::StrSplit(run, '/')) {
+    if (segment.empty() || segment == "." || segment == ".." ||
+        segment.find('\0') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "metrics run name \"", run,
+          "\" must be a relative '/'-separated name without empty, \".\" or \"..\" segments (e.g. "
+          "\"mimetic/seed1\")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string HostName() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "localhost";
+  return host;
+}
+
+// Writes all of `bytes` and flushes; the errno's Status otherwise.
+absl::Status WriteAndFlush(std::FILE* file, const std::string& path, const std::string& bytes) {
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() || std::fflush(file) != 0) {
+    const int err = errno != 0 ? errno : EIO;
+    std::clearerr(file);
+    return ErrnoError(err, absl::StrCat("writing '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint32_t Crc32c(absl::string_view data) {
+  static const std::array<uint32_t, 256> table = MakeCrc32cTable();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (char c : data) crc = table[(crc ^ static_cast<unsigned char>(c)) & 0xFF] ^ (crc >> 8);
+  return crc ^ 0xFFFFFFFFu;
+}
+
+uint32_t MaskCrc32c(uint32_t crc) { return ((crc >> 15) | (crc << 17)) + 0xa282ead8u; }
+
+uint32_t UnmaskCrc32c(uint32_t masked) {
+  const uint32_t rot = masked - 0xa282ead8u;
+  return (rot >> 17) | (rot << 15);
+}
+
+std::string FrameRecord(absl::string_view data) {
+  std::string out;
+  out.reserve(data.size() + 16);
+  PutLittleEndian(&out, data.size(), 8);
+  PutLittleEndian(&out, MaskCrc32c(Crc32c(out)), 4);
+  out.append(data.data(), data.size());
+  PutLittleEndian(&out, MaskCrc32c(Crc32c(data)), 4);
+  return out;
+}
+
+absl::Status ReadRecord(absl::string_view file_bytes, size_t* offset, std::string* data) {
+  const size_t start = *offset;
+  if (start == file_bytes.size()) return absl::OutOfRangeError("end of records");
+  if (file_bytes.size() - start < 12) {
+    return absl::DataLossError(absl::StrCat("record at byte ", start, ": truncated header (",
+                                            file_bytes.size() - start, " of 12 bytes)"));
+  }
+  const absl::string_view len_bytes = file_bytes.substr(start, 8);
+  const uint32_t len_crc = static_cast<uint32_t>(GetLittleEndian(file_bytes.substr(start + 8, 4)));
+  if (MaskCrc32c(Crc32c(len_bytes)) != len_crc) {
+    return absl::DataLossError(absl::StrCat("record at byte ", start, ": length CRC mismatch"));
+  }
+  const uint64_t length = GetLittleEndian(len_bytes);
+  if (length > file_bytes.size() - start - 12 || file_bytes.size() - start - 12 - length < 4) {
+    return absl::DataLossError(absl::StrCat("record at byte ", start, ": truncated data (length ", length,
+                                            ", ", file_bytes.size() - start - 12, " bytes left)"));
+  }
+  const absl::string_view payload = file_bytes.substr(start + 12, length);
+  const uint32_t data_crc = static_cast<uint32_t>(GetLittleEndian(file_bytes.substr(start + 12 + length, 4)));
+  if (MaskCrc32c(Crc32c(payload)) != data_crc) {
+    return absl::DataLossError(absl::StrCat("record at byte ", start, ": data CRC mismatch"));
+  }
+  data->assign(payload.data(), payload.size());
+  *offset = start + 12 + length + 4;
+  return absl::OkStatus();
+}
+
+struct MetricsLog::State {
+  struct EventFile {
+    std::string path;
+    std::FILE* file = nullptr;
+  };
+
+  State(std::string dir, std::FILE* jsonl_file) : run_dir(std::move(dir)), jsonl(jsonl_file) {}
+  ~State() {
+    if (jsonl != nullptr) std::fclose(jsonl);
+    for (auto& [run, events] : event_files) {
+      if (events.file != nullptr) std::fclose(events.file);
+    }
+  }
+  std::string JsonlPath() const { return absl::StrCat(run_dir, "/", kJsonlName); }
+  // The open event file of `run`, created (with its file_version record) on first use.
+  absl::StatusOr<EventFile*> EventFileFor(const std::string& run, double wall_time)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+
+  const std::string run_dir;
+  mutable absl::Mutex mu;
+  std::FILE* jsonl ABSL_GUARDED_BY(mu);
+  std::map<std::string, EventFile> event_files ABSL_GUARDED_BY(mu);
+};
+
+absl::StatusOr<MetricsLog> MetricsLog::Open(const std::string& run_dir) {
+  if (run_dir.empty()) return absl::InvalidArgumentError("metrics log run directory is empty");
+  if (absl::Status s = MakeDirs(run_dir); !s.ok()) {
+    return absl::Status(s.code(),
+                        absl::StrCat("cannot open the metrics log in '", run_dir, "': ", s.message()));
+  }
+  const std::string path = absl::StrCat(run_dir, "/", kJsonlName);
+  std::FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr)
+    return ErrnoError(errno, absl::StrCat("cannot open metrics log '", path, "' for appending"));
+  return MetricsLog(std::make_unique<State>(run_dir, file));
+}
+
+MetricsLog::MetricsLog(std::unique_ptr<State> state) : state_(std::move(state)) {}
+MetricsLog::MetricsLog(MetricsLog&&) noexcept = default;
+MetricsLog& MetricsLog::operator=(MetricsLog&&) noexcept = default;
+MetricsLog::~MetricsLog() = default;
+
+const std::string& MetricsLog::run_dir() const { return state_->run_dir; }
+
+std::string MetricsLog::jsonl_path() const { return state_->JsonlPath(); }
+
+std::string MetricsLog::EventFilePath(const std::string& run) const {
+  absl::MutexLock lock(&state_->mu);
+  auto it = state_->event_files.find(run);
+  return it == state_->event_files.end() ? "" : it->second.path;
+}
+
+absl::StatusOr<MetricsLog::State::EventFile*> MetricsLog::State::EventFileFor(const std::string& run,
+                                                                              double wall_time) {
+  auto it = event_files.find(run);
+  if (it != event_files.end()) return &it->second;
+  const std::string dir = absl::StrCat(run_dir, "/tb/", run);
+  RETURN_IF_ERROR(MakeDirs(dir));
+  EventFile events;
+  events.path = absl::StrCat(dir, "/events.out.tfevents.", static_cast<int64_t>(wall_time), ".", HostName());
+  // Append, not truncate: a second MetricsLog on this run within the same second continues the file
+  // (a repeated file_version record is harmless to readers) instead of erasing it.
+  events.file = std::fopen(events.path.c_str(), "ab");
+  if (events.file == nullptr)
+    return ErrnoError(errno, absl::StrCat("cannot create event file '", events.path, "'"));
+  tb::Event version;
+  version.set_wall_time(wall_time);
+  version.set_file_version(kFileVersion);
+  absl::Status s = WriteAndFlush(events.file, events.path, FrameRecord(version.SerializeAsString()));
+  if (!s.ok()) {
+    std::fclose(events.file);
+    return s;
+  }
+  return &event_files.emplace(run, std::move(events)).first->second;
+}
+
+absl::Status MetricsLog::Log(int64_t step, const std::string& run,
+                             const std::map<std::string, double>& scalars) {
+  RETURN_IF_ERROR(ValidateRunName(run));
+  for (const char* reserved : {"run", "step", "wall_time"}) {
+    if (scalars.count(reserved) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scalar name \"", reserved, "\" is reserved for the metrics log's own field"));
+    }
+  }
+  const double wall_time = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+
+  // One line, keys in a fixed order: run, step, wall_time, then the scalars by name.
+  nlohmann::ordered_json line;
+  line["run"] = run;
+  line["step"] = step;
+  line["wall_time"] = wall_time;
+  for (const auto& [name, value] : scalars) {
+    if (std::isfinite(value)) {
+      line[name] = value;
+    } else {
+      line[name] = nullptr;  // JSON has no NaN or infinity
+    }
+  }
+  std::string text;
+  try {
+    text = line.dump() + "\n";
+  } catch (const nlohmann::json::exception& e) {  // a name that is not UTF-8
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics for run \"", run, "\" are not valid JSON: ", e.what()));
+  }
+
+  tb::Event event;
+  event.set_wall_time(wall_time);
+  event.set_step(step);
+  tb::Summary* summary = event.mutable_summary();
+  for (const auto& [name, value] : scalars) {
+    tb::Summary::Value* v = summary->add_value();
+    v->set_tag(name);
+    v->set_simple_value(static_cast<float>(value));
+  }
+  const std::string record = FrameRecord(event.SerializeAsString());
+
+  absl::MutexLock lock(&state_->mu);
+  RETURN_IF_ERROR(WriteAndFlush(state_->jsonl, state_->JsonlPath(), text));
+  ASSIGN_OR_RETURN(State::EventFile * events, state_->EventFileFor(run, wall_time));
+  return WriteAndFlush(events->file, events->path, record);
+}
+
+}  // namespace mimetic::train
