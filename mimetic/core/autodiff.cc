@@ -10,6 +10,8 @@
 namespace mimetic::core {
 namespace {
 
+bool IsFloatType(DType d) { return d == DType::kF32 || d == DType::kF64; }
+
 // Records the calls whose inputs depend on a watched tensor.
 class Tape : public Tracer {
  public:
@@ -19,13 +21,18 @@ class Tape : public Tracer {
     std::vector<Tensor> outputs;
   };
 
-  void Watch(const Tensor& t) { active_.insert(t.id()); }
+  // Only floating tensors carry gradients; integer values (ids, argmax) are never active.
+  void Watch(const Tensor& t) {
+    if (IsFloatType(t.dtype())) active_.insert(t.id());
+  }
 
   void Record(const OpPtr& op, absl::Span<const Tensor> inputs, absl::Span<const Tensor> outputs) override {
     bool depends = false;
     for (const Tensor& t : inputs) depends = depends || active_.contains(t.id());
     if (!depends) return;
-    for (const Tensor& t : outputs) active_.insert(t.id());
+    for (const Tensor& t : outputs) {
+      if (IsFloatType(t.dtype())) active_.insert(t.id());
+    }
     nodes_.push_back(Node{op, std::vector<Tensor>(inputs.begin(), inputs.end()),
                           std::vector<Tensor>(outputs.begin(), outputs.end())});
   }

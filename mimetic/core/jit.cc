@@ -124,11 +124,16 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
   auto found = plans_.find(sig);
   if (found == plans_.end()) {
     // ---- Trace: run the function eagerly once, recording every primitive call. ----
-    GraphBuilder builder(inputs);
+    // Each slot gets its own identity (same storage, fresh id): the caller may pass one tensor in
+    // two slots now (e.g. zero moments shared by m and v) and different tensors later.
+    std::vector<Tensor> slots;
+    slots.reserve(inputs.size());
+    for (const Tensor& t : inputs) slots.push_back(Tensor::Wrap(t.storage(), t.meta()));
+    GraphBuilder builder(slots);
     std::vector<Tensor> eager;
     {
       TraceScope scope(&builder);
-      eager = fn_(inputs);
+      eager = fn_(slots);
     }
     for (size_t i = 0; i < eager.size(); ++i) {
       if (!eager[i].ok()) {

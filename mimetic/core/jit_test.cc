@@ -144,3 +144,16 @@ TEST(JitTest, ConstantsAreCapturedByValue) {
 
 }  // namespace
 }  // namespace mimetic::core
+
+namespace mimetic::core {
+namespace {
+
+TEST(JitTest, OneTensorInTwoSlotsAtTraceTimeStaysTwoInputs) {
+  Jit jit([](absl::Span<const Tensor> in) { return std::vector<Tensor>{toy::Mul(in[0], in[1])}; });
+  Tensor a = Vec({2, 3});
+  EXPECT_THAT(jit({a, a}).value()[0].ToVector<float>().value(), ::testing::ElementsAre(4.f, 9.f));
+  EXPECT_THAT(jit({a, Vec({10, 10})}).value()[0].ToVector<float>().value(), ::testing::ElementsAre(20.f, 30.f));
+}
+
+}  // namespace
+}  // namespace mimetic::core

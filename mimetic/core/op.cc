@@ -1,5 +1,9 @@
 #include "mimetic/core/op.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,6 +13,8 @@ namespace mimetic::core {
 namespace {
 
 thread_local Backend t_cpu_backend = Backend::kCpu;
+std::atomic<bool> g_poison{std::getenv("MIMETIC_POISON_OUTPUTS") != nullptr &&
+                           std::string(std::getenv("MIMETIC_POISON_OUTPUTS")) == "1"};
 void* (*g_cuda_stream_provider)() = nullptr;
 
 std::vector<Tensor> Errors(size_t n, const absl::Status& status) {
@@ -30,6 +36,8 @@ const char* BackendName(Backend backend) {
 }
 
 Backend CpuBackend() { return t_cpu_backend; }
+void SetPoisonOutputs(bool on) { g_poison = on; }
+bool PoisonOutputs() { return g_poison; }
 ScopedCpuBackend::ScopedCpuBackend(Backend backend) : saved_(t_cpu_backend) { t_cpu_backend = backend; }
 ScopedCpuBackend::~ScopedCpuBackend() { t_cpu_backend = saved_; }
 
@@ -118,6 +126,7 @@ std::vector<Tensor> Call(const OpPtr& op, std::vector<Tensor> inputs) {
         return Errors(n_out, absl::Status(t.status().code(), absl::StrCat(DescribeCall(*op, metas), ": ",
                                                                            t.status().message())));
       }
+      if (g_poison && m.device == Device::kCpu && m.bytes() > 0) std::memset(t->storage()->data(), 0xFF, m.bytes());
       outputs.push_back(*std::move(t));
     }
     ExecContext ctx;

@@ -100,6 +100,12 @@ void RegisterCudaKernel(const char* op_name, CudaKernelFn fn);
 // nullptr when no kernel was registered for `op_name`.
 CudaKernelFn FindCudaKernel(const char* op_name);
 
+// Debug aid: when on, the dispatcher fills every freshly allocated CPU output with 0xFF bytes
+// (NaN for floats) before the kernel runs, so a kernel that leaves elements unwritten (and would
+// read stale data under Jit buffer reuse) fails tests. Also on when MIMETIC_POISON_OUTPUTS=1.
+void SetPoisonOutputs(bool on);
+bool PoisonOutputs();
+
 // The CUDA backend registers its stream getter here when linked in.
 void SetCudaStreamProvider(void* (*provider)());
 

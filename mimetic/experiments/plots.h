@@ -53,9 +53,9 @@ absl::Status PlotCurves(const std::string& png_path, const std::string& title, c
 // Whether `program` is an executable file on PATH (tests use it to skip without gnuplot).
 bool ProgramOnPath(const std::string& program);
 
-// Perceptually uniform maps (matplotlib's viridis and magma, as 10 stops interpolated linearly in
-// sRGB; the largest error against the 256-entry tables is a few units) and plain grayscale (black
-// to white).
+// Perceptually uniform maps, matplotlib's viridis and magma approximated by the 10 stops of viridisLite's
+// viridis(10) and magma(10) interpolated linearly in sRGB (close to, not identical with, matplotlib's
+// 256-entry tables), and plain grayscale (black to white).
 enum class Colormap { kViridis, kMagma, kGrayscale };
 
 struct Rgb {

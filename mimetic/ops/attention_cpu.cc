@@ -7,7 +7,9 @@
 //             dQ = scale dS K,  dK = scale dSᵀ Q,  dV = Wᵀ dO
 // Every product is a GEMM over row (or column) blocks of kAttentionRowBlock, so a block of rows
 // [i0, i1) touches only columns [0, i1) and the masked upper triangle is mostly skipped. W is
-// recomputed in the backward pass; its (L, L) scratch is per thread.
+// recomputed in the backward pass; its (L, L) scratch is per thread. Linear attention switches to
+// the chunked form (below) when that needs fewer multiply-adds (LinearAttentionUsesChunkedForm).
+// The softmax's exp is a vectorised polynomial (Exp below), not libm's scalar expf.
 //
 // Threads: OpenMP over the B*H heads (static schedule). OpenBLAS (the pthread build) would start its
 // own threads inside each GEMM above m·n·k ≈ 2.6e5, oversubscribing the cores, so it is held at one
@@ -19,7 +21,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "mimetic/ops/attention.h"

@@ -62,6 +62,19 @@ void BM_SelectiveScanForwardBackward(benchmark::State& state) {
   SetCounters(state, E, N, 27);
 }
 
+// The backward alone at E 512, N 32 for several chunk sizes (the recomputation/scratch trade-off).
+void BM_SelectiveScanBackwardChunk(benchmark::State& state) {
+  const int64_t E = 512, N = 32, chunk = state.range(0);
+  const std::vector<Tensor> t = Inputs(E, N);
+  for (auto _ : state) {
+    SelectiveScanGrads g =
+        SelectiveScanBackward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], true, chunk);
+    if (!g.du.ok()) state.SkipWithError(g.du.status().ToString().c_str());
+    benchmark::DoNotOptimize(g);
+  }
+  SetCounters(state, E, N, 18);
+}
+
 BENCHMARK(BM_SelectiveScanForward)
     ->ArgsProduct({{128, 256, 512}, {16, 32}})
     ->ArgNames({"E", "N"})
@@ -70,6 +83,14 @@ BENCHMARK(BM_SelectiveScanForward)
 BENCHMARK(BM_SelectiveScanForwardBackward)
     ->ArgsProduct({{128, 256, 512}, {16, 32}})
     ->ArgNames({"E", "N"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_SelectiveScanBackwardChunk)
+    ->ArgName("chunk")
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(128)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -16,13 +16,14 @@ namespace mimetic::train {
 absl::StatusOr<TrainState> InitTrainState(const ParamTree& params) {
   TrainState s;
   s.params = params;
-  std::vector<Tensor> zeros;
-  for (const Tensor& t : params.Leaves()) {
-    ASSIGN_OR_RETURN(Tensor z, Tensor::Zeros(t.shape(), t.dtype(), t.device()));
-    zeros.push_back(z);
+  for (ParamTree* moment : {&s.m, &s.v}) {
+    std::vector<Tensor> zeros;
+    for (const Tensor& t : params.Leaves()) {
+      ASSIGN_OR_RETURN(Tensor z, Tensor::Zeros(t.shape(), t.dtype(), t.device()));
+      zeros.push_back(z);
+    }
+    ASSIGN_OR_RETURN(*moment, params.WithLeaves(zeros));
   }
-  ASSIGN_OR_RETURN(s.m, params.WithLeaves(zeros));
-  ASSIGN_OR_RETURN(s.v, params.WithLeaves(zeros));
   return s;
 }
 

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                               [cp, mode]() -> ::testing::Test* { return new OpCaseTest(cp, mode); });
     }
   }
+  // Kernels must write every output element (Jit reuses buffers): poison fresh outputs with NaN.
+  mimetic::core::SetPoisonOutputs(true);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

@@ -141,7 +141,24 @@ absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, co
     seed_tensors.push_back(s);
   }
   std::vector<Tensor> wrt(inputs.begin(), inputs.end());
-  ASSIGN_OR_RETURN(std::vector<Tensor> grads, core::Vjp(c.fn, wrt, seed_tensors));
+  // Differentiate only with respect to the differentiable inputs; the others (ids, masks) enter
+  // as constants, so ops may return no cotangent for them.
+  std::vector<size_t> diff;
+  std::vector<Tensor> diff_inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (c.inputs[i].differentiable) {
+      diff.push_back(i);
+      diff_inputs.push_back(inputs[i]);
+    }
+  }
+  auto partial = [&](absl::Span<const Tensor> x) {
+    std::vector<Tensor> all = wrt;
+    for (size_t k = 0; k < diff.size(); ++k) all[diff[k]] = x[k];
+    return c.fn(all);
+  };
+  ASSIGN_OR_RETURN(std::vector<Tensor> diff_grads, core::Vjp(partial, diff_inputs, seed_tensors));
+  std::vector<Tensor> grads(inputs.size());
+  for (size_t k = 0; k < diff.size(); ++k) grads[diff[k]] = diff_grads[k];
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!c.inputs[i].differentiable) continue;
     ASSIGN_OR_RETURN(std::vector<double> analytic, AsDoubles(grads[i]));
