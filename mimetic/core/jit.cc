@@ -1,10 +1,12 @@
 #include "mimetic/core/jit.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "mimetic/core/op.h"
 #include "mimetic/core/trace.h"
 
@@ -288,7 +290,13 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
     const Device device = node.outputs.empty() ? Device::kCpu : node.outputs[0].device;
     ExecContext node_ctx = ctx;
     if (device == Device::kCuda) node_ctx.backend = Backend::kCuda;
+    const auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status status = node.op->Compute(node_ctx, in, out);
+    if (profiling_) {
+      auto& entry = profile_[node.op->name()];
+      ++entry.first;
+      entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     if (!status.ok()) {
       std::vector<TensorMeta> metas;
       for (const Tensor& t : in) metas.push_back(t.meta());
@@ -301,6 +309,22 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
   result.reserve(plan.outputs.size());
   for (const ValueRef& r : plan.outputs) result.push_back(value_of(r));
   return result;
+}
+
+std::string Jit::ProfileReport() const {
+  std::vector<std::pair<double, std::string>> rows;
+  double total = 0;
+  for (const auto& [name, entry] : profile_) {
+    rows.emplace_back(entry.second, name);
+    total += entry.second;
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::string out;
+  for (const auto& [seconds, name] : rows) {
+    absl::StrAppend(&out, absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name, profile_.at(name).first,
+                                          seconds * 1e3, total > 0 ? 100 * seconds / total : 0.0));
+  }
+  return out;
 }
 
 std::string Jit::DebugString() const {

@@ -59,6 +59,12 @@ class Jit {
   // A readable listing of the most recent plan: one line per node.
   std::string DebugString() const;
 
+  // Per-op timing of replays (for "where does the time go"): when on, every replayed node is
+  // timed and the totals are kept by op name. Off by default (timing costs a clock read per node).
+  void set_profiling(bool on) { profiling_ = on; }
+  // "op: calls, total ms, share" lines, most expensive first.
+  std::string ProfileReport() const;
+
   struct Plan;
 
  private:
@@ -67,6 +73,8 @@ class Jit {
   int num_traces_ = 0;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   Plan* last_ = nullptr;
+  bool profiling_ = false;
+  std::map<std::string, std::pair<int64_t, double>> profile_;  // op name -> (calls, seconds)
 };
 
 }  // namespace mimetic::core

@@ -117,6 +117,12 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
     return absl::OkStatus();
   };
   for (; state.step < t.steps();) {
+    if (options.step_budget > 0 && state.step - first_step >= options.step_budget) {
+      RETURN_IF_ERROR(train::SaveCheckpoint(ckpt_dir.string(), state, data_key,
+                                            {{"variant", v.name()}, {"seed", absl::StrCat(seed)}}));
+      progress << "[" << run << "] step budget reached at step " << state.step << "; checkpointed\n";
+      break;
+    }
     ASSIGN_OR_RETURN(data::Batch batch,
                      task.SampleTrain(core::FoldIn(data_key, static_cast<uint32_t>(state.step)), t.batch_size()));
     ASSIGN_OR_RETURN(train::StepMetrics m, step(&state, batch, schedule.LearningRate(state.step)));

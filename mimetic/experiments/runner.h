@@ -24,6 +24,9 @@ namespace mimetic::experiments {
 struct RunOptions {
   std::ostream* progress = nullptr;  // progress lines (stderr when null)
   bool plots = true;                 // PNG curves and attention maps
+  // Stop each run after this many steps in this process, checkpointing first, as a job killed by
+  // a scheduler would (0 = no limit). Running again resumes from that checkpoint.
+  int64_t step_budget = 0;
 };
 
 // Final evaluation of one (variant, seed) run.

@@ -49,8 +49,13 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
   for (int i = 0; i < 2; ++i) step(&state, batch, 1e-3).value();  // trace + first replay
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < c.steps; ++i) step(&state, batch, 1e-3).value();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / c.steps;
   *stats = step.jit().last_stats();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / c.steps;
+  // Where the time goes: a few more steps with per-op timing.
+  step.mutable_jit().set_profiling(true);
+  for (int i = 0; i < 5; ++i) step(&state, batch, 1e-3).value();
+  std::cout << "time per op over 5 profiled steps:\n" << step.jit().ProfileReport();
+  return ms;
 }
 
 }  // namespace

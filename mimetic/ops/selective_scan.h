@@ -47,6 +47,8 @@ struct SelectiveScanResult {
 //   z:          (B, L, E)  gate, or an empty Tensor() for no gate
 //   delta_bias: (E)        or an empty Tensor() for none
 //   delta_softplus: dt = softplus(delta + delta_bias), identity above 20 (as the CUDA kernels).
+//   chunk_size: steps per recomputation chunk of the backward (>= 1); trades recomputation for
+//     scratch memory and never changes a result bit on CPU.
 // Bad input gives error tensors whose status names "selective_scan" and the shapes.
 SelectiveScanResult SelectiveScan(const Tensor& u, const Tensor& delta, const Tensor& A, const Tensor& Bm,
                                   const Tensor& Cm, const Tensor& D, const Tensor& z,

@@ -261,6 +261,24 @@ TEST(SelectiveScanTest, BadShapesNameOpAndShapes) {
   EXPECT_THAT(r.y.status().message(), HasSubstr("chunk_size is 0; expected >= 1"));
 }
 
+// Empty sequences: y is empty, the last state is h[-1] = 0, and every gradient is zero.
+TEST(SelectiveScanTest, EmptySequence) {
+  const Inputs x = RandomInputs(2, 0, 3, 2, DType::kF32, 29);
+  const auto& t = x.t;
+  for (Backend backend : kBackends) {
+    core::ScopedCpuBackend scope(backend);
+    SelectiveScanResult r = SelectiveScan(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], true);
+    EXPECT_EQ(r.y.shape(), (Shape{2, 0, 3}));
+    ExpectNear(r.last_state, std::vector<double>(12, 0.0), 0);
+    SelectiveScanGrads g =
+        SelectiveScanBackward(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], Tensor(), true);
+    ExpectNear(g.dA, std::vector<double>(6, 0.0), 0);
+    ExpectNear(g.dD, std::vector<double>(3, 0.0), 0);
+    ExpectNear(g.ddelta_bias, std::vector<double>(3, 0.0), 0);
+    EXPECT_EQ(g.dB.shape(), (Shape{2, 0, 2}));
+  }
+}
+
 // An upstream error passes through unchanged.
 TEST(SelectiveScanTest, PropagatesInputErrors) {
   const Inputs x = RandomInputs(1, 2, 2, 2, DType::kF32, 23);

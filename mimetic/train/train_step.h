@@ -52,6 +52,7 @@ class TrainStep {
   absl::StatusOr<StepMetrics> operator()(TrainState* state, const data::Batch& batch, double lr);
   int num_traces() const { return jit_.num_traces(); }
   const core::Jit& jit() const { return jit_; }
+  core::Jit& mutable_jit() { return jit_; }
 
  private:
   std::vector<Tensor> Traced(absl::Span<const Tensor> inputs);

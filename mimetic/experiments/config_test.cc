@@ -1,0 +1,80 @@
+#include "mimetic/experiments/config.h"
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace mimetic::experiments {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kBase[] = R"pb(
+  name: "t"
+  model { vocab_size: 12 d_model: 16 n_layer: 2 default_layer { mamba2 { d_state: 8 headdim: 8 } } }
+  variants { name: "default" }
+  variants { name: "mimetic" init { mimetic {} } }
+  task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
+  train { steps: 10 batch_size: 4 }
+  eval { lengths: [ 6, 12 ] }
+  seeds: [ 1 ]
+)pb";
+
+absl::Status Check(const std::vector<std::string>& overrides) {
+  Experiment e = ParseExperiment(kBase).value();
+  for (const std::string& o : overrides) RETURN_IF_ERROR(ApplyOverride(o, &e));
+  return ValidateExperiment(&e);
+}
+
+TEST(ConfigTest, TheShippedCopyConfigIsValid) {
+  absl::StatusOr<Experiment> e = LoadExperiment("mimetic/experiments/configs/copy.textproto", {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->name(), "copy");
+  EXPECT_EQ(e->model().layers_size(), 2);  // resolved
+}
+
+TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
+  Experiment e = ParseExperiment(kBase).value();
+  ASSERT_TRUE(ApplyOverride("train.lr=5e-4", &e).ok());
+  ASSERT_TRUE(ApplyOverride("seeds=[3, 4, 5]", &e).ok());
+  ASSERT_TRUE(ApplyOverride("model.default_layer.mamba2.d_state=4", &e).ok());
+  ASSERT_TRUE(ApplyOverride("name=other", &e).ok());
+  EXPECT_EQ(e.train().lr(), 5e-4);
+  EXPECT_EQ(e.seeds_size(), 3);
+  EXPECT_EQ(e.model().default_layer().mamba2().d_state(), 4);
+  EXPECT_EQ(e.name(), "other");
+  EXPECT_TRUE(ValidateExperiment(&e).ok());
+}
+
+TEST(ConfigTest, BadInputIsRejectedNamingTheField) {
+  EXPECT_THAT(Check({"train.no_such=1"}).message(), HasSubstr("TrainSpec has no field 'no_such'"));
+  EXPECT_THAT(Check({"train.lr=abc"}).message(), HasSubstr("cannot set train.lr"));
+  EXPECT_THAT(Check({"task.copy.min_len=-3"}).message(), HasSubstr("min_len"));
+  EXPECT_THAT(Check({"task.copy.max_len=40"}).message(), HasSubstr("context_len"));  // training length beyond context
+  EXPECT_THAT(Check({"model.vocab_size=5"}).message(), HasSubstr("model.vocab_size = 5"));
+  EXPECT_THAT(Check({"variants.0.name=x"}).message(), HasSubstr("not a singular message field"));
+  EXPECT_THAT(Check({"train.steps=0"}).message(), HasSubstr("train.steps = 0"));
+  EXPECT_THAT(Check({"eval.lengths=[]"}).message(), HasSubstr("eval.lengths"));
+  EXPECT_THAT(Check({"seeds=[]"}).message(), HasSubstr("seeds"));
+  EXPECT_THAT(Check({"device=tpu"}).message(), HasSubstr("device"));
+  EXPECT_THAT(Check({"train.schedule=warm"}).message(), HasSubstr("train.schedule"));
+  EXPECT_TRUE(Check({}).ok());
+}
+
+TEST(ConfigTest, InitTransformNamingAMissingLayerIsRejected) {
+  Experiment e = ParseExperiment(kBase).value();
+  e.mutable_variants(1)->mutable_init(0)->add_layers(7);
+  EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("variants[1].init.layers = 7"));
+}
+
+TEST(ConfigTest, UnknownFieldInAFileIsAParseErrorWithItsLine) {
+  const std::string path = ::testing::TempDir() + "/bad.textproto";
+  std::ofstream(path) << "name: \"x\"\nmodel { vocab_size: 3 }\nbogus_field: 1\n";
+  absl::Status s = LoadExperiment(path, {}).status();
+  EXPECT_THAT(s.message(), HasSubstr("line 3"));
+  EXPECT_THAT(s.message(), HasSubstr("bogus_field"));
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
