@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
+#include <map>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -91,6 +93,25 @@ struct Jit::Plan {
   std::vector<std::vector<std::shared_ptr<Storage>>> output_buffers;  // [k] = {A, B}
   std::vector<TensorMeta> output_metas;
   JitPlanStats stats;
+
+  // CUDA graph replay (see jit.h). graph_eligible: every input and every computing node is on
+  // CUDA and the hooks are registered. staging[i]: fixed copy of input i (null when no node reads
+  // it); graph_outputs[k]: fixed buffer of output k (null where output_buffers[k] is empty).
+  bool any_cuda = false;  // some computing node runs on CUDA (it then needs the runtime's stream)
+  bool graph_eligible = false;
+  std::vector<std::shared_ptr<Storage>> staging;
+  std::vector<std::shared_ptr<Storage>> graph_outputs;
+  void* graph_exec = nullptr;  // cudaGraphExec_t, captured on the first replay
+  bool graph_failed = false;   // capture failed once: replay kernel by kernel from then on
+  std::string graph_error;
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (graph_exec != nullptr && GetCudaGraphHooks().destroy != nullptr)
+      GetCudaGraphHooks().destroy(graph_exec);
+  }
 };
 
 Jit::Jit(JitFn fn, std::string name) : fn_(std::move(fn)), name_(std::move(name)) {}
@@ -113,7 +134,168 @@ ValueRef RootOf(const std::vector<Node>& nodes, ValueRef ref) {
 
 int64_t Key(const ValueRef& r) { return (static_cast<int64_t>(r.index) << 16) | r.output; }
 
+CudaGraphHooks g_cuda_graph_hooks;
+
+absl::Status* BackendStatusSlot() {
+  static auto* status = new absl::Status(
+      absl::NotFoundError("CUDA runtime not linked into this binary (//mimetic/core:cuda_runtime)"));
+  return status;
+}
+
+bool HasGraphHooks() {
+  const CudaGraphHooks& h = g_cuda_graph_hooks;
+  return h.stream != nullptr && h.begin_capture != nullptr && h.end_capture != nullptr &&
+         h.launch != nullptr && h.destroy != nullptr && GetCudaMemoryHooks().copy != nullptr;
+}
+
+// Runs every node of `plan` in order, reading graph inputs from `inputs` and writing outputs into
+// the plan's buffers and `out_storage`; values[i] receives node i's outputs. CUDA nodes run on
+// `stream`. `profile` (may be null) accumulates host time per op name.
+absl::Status RunNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
+                      const std::vector<std::shared_ptr<Storage>>& out_storage, void* stream,
+                      const std::string& name, std::map<std::string, std::pair<int64_t, double>>* profile,
+                      std::vector<std::vector<Tensor>>& values) {
+  values.assign(plan.nodes.size(), {});
+  auto value_of = [&](const ValueRef& r) -> const Tensor& {
+    switch (r.kind) {
+      case ValueRef::kInput:
+        return inputs[r.index];
+      case ValueRef::kConst:
+        return plan.constants[r.index];
+      case ValueRef::kNode:
+        break;
+    }
+    return values[r.index][r.output];
+  };
+  ExecContext ctx;
+  ctx.backend = CpuBackend();
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    const Node& node = plan.nodes[i];
+    in.clear();
+    for (const ValueRef& r : node.inputs) in.push_back(value_of(r));
+    std::vector<Tensor>& out = values[i];
+    out.reserve(node.outputs.size());
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      std::shared_ptr<Storage> storage;
+      if (node.op->IsView() && plan.view_of_external[i][j]) {
+        storage = in[0].storage();
+      } else {
+        const int slot = plan.slot[i][j];
+        storage = slot >= 0 ? plan.buffers[slot] : out_storage[-slot - 1];
+      }
+      out.push_back(Tensor::Wrap(std::move(storage), node.outputs[j]));
+    }
+    if (node.op->IsView()) continue;
+    const Device device = node.outputs.empty() ? Device::kCpu : node.outputs[0].device;
+    ExecContext node_ctx = ctx;
+    if (device == Device::kCuda) {
+      node_ctx.backend = Backend::kCuda;
+      node_ctx.cuda_stream = stream;
+    }
+    const auto t0 =
+        profile != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status status = node.op->Compute(node_ctx, in, out);
+    if (profile != nullptr) {
+      auto& entry = (*profile)[node.op->name()];
+      ++entry.first;
+      entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (!status.ok()) {
+      std::vector<TensorMeta> metas;
+      for (const Tensor& t : in) metas.push_back(t.meta());
+      return absl::Status(status.code(), absl::StrCat(name, " replay: ", DescribeCall(*node.op, metas), ": ",
+                                                      status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Decides whether `plan` can replay as a CUDA graph and allocates its fixed buffers.
+absl::Status PrepareCudaGraph(Jit::Plan& plan, absl::Span<const Tensor> inputs) {
+  for (const Node& node : plan.nodes) {
+    if (!node.op->IsView() && !node.outputs.empty() && node.outputs[0].device == Device::kCuda)
+      plan.any_cuda = true;
+  }
+  if (!HasGraphHooks()) return absl::OkStatus();
+  bool any_kernel = false;
+  for (const Tensor& t : inputs) {
+    if (t.device() != Device::kCuda) return absl::OkStatus();
+  }
+  for (const Node& node : plan.nodes) {
+    if (node.op->IsView()) continue;
+    if (node.outputs.empty()) return absl::OkStatus();
+    for (const TensorMeta& m : node.outputs) {
+      if (m.device != Device::kCuda) return absl::OkStatus();
+    }
+    any_kernel = true;
+  }
+  if (!any_kernel) return absl::OkStatus();
+  plan.staging.assign(inputs.size(), nullptr);
+  for (const Node& node : plan.nodes) {
+    for (const ValueRef& r : node.inputs) {
+      if (r.kind != ValueRef::kInput || plan.staging[r.index] != nullptr) continue;
+      ASSIGN_OR_RETURN(plan.staging[r.index], Storage::Allocate(inputs[r.index].bytes(), Device::kCuda));
+      plan.stats.planned_bytes += inputs[r.index].bytes();
+    }
+  }
+  plan.graph_outputs.assign(plan.output_buffers.size(), nullptr);
+  for (size_t k = 0; k < plan.output_buffers.size(); ++k) {
+    if (plan.output_buffers[k].empty()) continue;
+    const size_t bytes = plan.output_buffers[k][0]->bytes();
+    ASSIGN_OR_RETURN(plan.graph_outputs[k], Storage::Allocate(bytes, Device::kCuda));
+    plan.stats.planned_bytes += bytes;
+  }
+  plan.graph_eligible = true;
+  return absl::OkStatus();
+}
+
+// Captures every node of `plan` into a CUDA graph (nothing runs during capture). Returns a node's
+// error when a kernel failed while the capture itself was sound; a failed capture instead marks
+// the plan graph_failed (the caller then replays kernel by kernel, which reports real errors).
+absl::Status CaptureCudaGraph(Jit::Plan& plan, absl::Span<const Tensor> inputs, void* stream,
+                              const std::string& name) {
+  const CudaGraphHooks& hooks = g_cuda_graph_hooks;
+  std::vector<Tensor> staged(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < staged.size(); ++i) {
+    if (plan.staging[i] != nullptr) staged[i] = Tensor::Wrap(plan.staging[i], inputs[i].meta());
+  }
+  auto fail = [&](const absl::Status& why) {
+    plan.graph_failed = true;
+    plan.graph_error = why.ToString();
+    std::fprintf(stderr, "%s: CUDA graph capture failed (%s); replaying kernel by kernel\n", name.c_str(),
+                 plan.graph_error.c_str());
+  };
+  absl::Status begin = hooks.begin_capture(stream);
+  if (!begin.ok()) {
+    fail(begin);
+    return absl::OkStatus();
+  }
+  std::vector<std::vector<Tensor>> values;
+  const absl::Status run = RunNodes(plan, staged, plan.graph_outputs, stream, name, nullptr, values);
+  values.clear();
+  absl::StatusOr<void*> exec = hooks.end_capture(stream);
+  if (!exec.ok()) {
+    fail(run.ok() ? exec.status()
+                  : absl::Status(exec.status().code(), absl::StrCat(exec.status().message(),
+                                                                    "; while capturing: ", run.message())));
+    return absl::OkStatus();
+  }
+  if (!run.ok()) {
+    hooks.destroy(*exec);
+    return run;
+  }
+  plan.graph_exec = *exec;
+  plan.stats.cuda_graph = true;
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+void SetCudaGraphHooks(const CudaGraphHooks& hooks) { g_cuda_graph_hooks = hooks; }
+const CudaGraphHooks& GetCudaGraphHooks() { return g_cuda_graph_hooks; }
+void SetCudaBackendStatus(absl::Status status) { *BackendStatusSlot() = std::move(status); }
+absl::Status CudaBackendStatus() { return *BackendStatusSlot(); }
 
 absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -153,7 +335,7 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
     const std::vector<Node>& nodes = plan->nodes;
     const int n = static_cast<int>(nodes.size());
     constexpr int kForever = std::numeric_limits<int>::max();
-    absl::flat_hash_map<int64_t, int> last_use;  // root node output -> last reading node
+    absl::flat_hash_map<int64_t, int> last_use;   // root node output -> last reading node
     absl::flat_hash_map<int64_t, int> output_of;  // root node output -> graph output index
     for (int i = 0; i < n; ++i) {
       for (const ValueRef& in : nodes[i].inputs) {
@@ -230,6 +412,7 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
     plan->stats.num_nodes = n;
     plan->stats.num_constants = static_cast<int64_t>(plan->constants.size());
     plan->stats.num_buffers = static_cast<int64_t>(plan->buffers.size());
+    RETURN_IF_ERROR(PrepareCudaGraph(*plan, inputs));
     last_ = plan.get();
     plans_.emplace(sig, std::move(plan));
     // The first call returns the eager results: replay is tested to equal them bit for bit.
@@ -255,59 +438,72 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
       out_storage[k] = pair[0];
     }
   }
-  std::vector<std::vector<Tensor>> values(plan.nodes.size());
-  auto value_of = [&](const ValueRef& r) -> const Tensor& {
-    switch (r.kind) {
-      case ValueRef::kInput:
-        return inputs[r.index];
-      case ValueRef::kConst:
-        return plan.constants[r.index];
-      case ValueRef::kNode:
-        break;
+  if (plan.graph_eligible && !plan.graph_failed && cuda_graphs_ && !profiling_) {
+    // CUDA graph replay: inputs -> staging, the graph, fixed outputs -> this call's output buffers.
+    const CudaGraphHooks& hooks = g_cuda_graph_hooks;
+    const CudaMemoryHooks& memory = GetCudaMemoryHooks();
+    void* stream = hooks.stream();
+    for (size_t i = 0; i < plan.staging.size(); ++i) {
+      if (plan.staging[i] == nullptr || inputs[i].bytes() == 0) continue;
+      RETURN_IF_ERROR(memory.copy(plan.staging[i]->data(), Device::kCuda, inputs[i].storage()->data(),
+                                  Device::kCuda, inputs[i].bytes()));
     }
-    return values[r.index][r.output];
-  };
-  ExecContext ctx;
-  ctx.backend = CpuBackend();
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    const Node& node = plan.nodes[i];
-    in.clear();
-    for (const ValueRef& r : node.inputs) in.push_back(value_of(r));
-    std::vector<Tensor>& out = values[i];
-    out.reserve(node.outputs.size());
-    for (size_t j = 0; j < node.outputs.size(); ++j) {
-      std::shared_ptr<Storage> storage;
-      if (node.op->IsView() && plan.view_of_external[i][j]) {
-        storage = in[0].storage();
-      } else {
-        const int slot = plan.slot[i][j];
-        storage = slot >= 0 ? plan.buffers[slot] : out_storage[-slot - 1];
+    if (plan.graph_exec == nullptr) RETURN_IF_ERROR(CaptureCudaGraph(plan, inputs, stream, name_));
+    if (plan.graph_exec != nullptr) {
+      absl::Status launched = hooks.launch(plan.graph_exec, stream);
+      if (!launched.ok()) {
+        return absl::Status(launched.code(),
+                            absl::StrCat(name_, " replay: CUDA graph launch: ", launched.message()));
       }
-      out.push_back(Tensor::Wrap(std::move(storage), node.outputs[j]));
+      for (size_t k = 0; k < plan.graph_outputs.size(); ++k) {
+        if (plan.graph_outputs[k] == nullptr || plan.graph_outputs[k]->bytes() == 0) continue;
+        RETURN_IF_ERROR(memory.copy(out_storage[k]->data(), Device::kCuda, plan.graph_outputs[k]->data(),
+                                    Device::kCuda, plan.graph_outputs[k]->bytes()));
+      }
+      std::vector<Tensor> result;
+      result.reserve(plan.outputs.size());
+      for (const ValueRef& r : plan.outputs) {
+        if (r.kind == ValueRef::kInput) {
+          result.push_back(inputs[r.index]);
+        } else if (r.kind == ValueRef::kConst) {
+          result.push_back(plan.constants[r.index]);
+        } else if (plan.view_of_external[r.index][r.output]) {
+          // A view of an input or constant: wrap the caller's storage, never the staging buffer.
+          const ValueRef root = RootOf(plan.nodes, r);
+          const Tensor& source =
+              root.kind == ValueRef::kInput ? inputs[root.index] : plan.constants[root.index];
+          result.push_back(Tensor::Wrap(source.storage(), plan.nodes[r.index].outputs[r.output]));
+        } else {
+          const int slot = plan.slot[r.index][r.output];
+          MIMETIC_CHECK(slot < 0) << "graph output without an output buffer";
+          result.push_back(Tensor::Wrap(out_storage[-slot - 1], plan.nodes[r.index].outputs[r.output]));
+        }
+      }
+      return result;
     }
-    if (node.op->IsView()) continue;
-    const Device device = node.outputs.empty() ? Device::kCpu : node.outputs[0].device;
-    ExecContext node_ctx = ctx;
-    if (device == Device::kCuda) node_ctx.backend = Backend::kCuda;
-    const auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::Status status = node.op->Compute(node_ctx, in, out);
-    if (profiling_) {
-      auto& entry = profile_[node.op->name()];
-      ++entry.first;
-      entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    }
-    if (!status.ok()) {
-      std::vector<TensorMeta> metas;
-      for (const Tensor& t : in) metas.push_back(t.meta());
-      return absl::Status(status.code(), absl::StrCat(name_, " replay: ", DescribeCall(*node.op, metas), ": ",
-                                                      status.message()));
-    }
-    // Drop handles to inputs whose buffers may be reused, so use counts stay meaningful.
+    // Capture failed (plan.graph_failed): fall through to kernel-by-kernel replay.
   }
+  const CudaGraphHooks& hooks = g_cuda_graph_hooks;
+  // Only CUDA plans ask for the stream: a CPU plan in a CUDA build never creates a CUDA context.
+  void* stream = plan.any_cuda && hooks.stream != nullptr ? hooks.stream() : nullptr;
+  std::vector<std::vector<Tensor>> values;
+  RETURN_IF_ERROR(
+      RunNodes(plan, inputs, out_storage, stream, name_, profiling_ ? &profile_ : nullptr, values));
   std::vector<Tensor> result;
   result.reserve(plan.outputs.size());
-  for (const ValueRef& r : plan.outputs) result.push_back(value_of(r));
+  for (const ValueRef& r : plan.outputs) {
+    switch (r.kind) {
+      case ValueRef::kInput:
+        result.push_back(inputs[r.index]);
+        break;
+      case ValueRef::kConst:
+        result.push_back(plan.constants[r.index]);
+        break;
+      case ValueRef::kNode:
+        result.push_back(values[r.index][r.output]);
+        break;
+    }
+  }
   return result;
 }
 
@@ -321,25 +517,36 @@ std::string Jit::ProfileReport() const {
   std::sort(rows.rbegin(), rows.rend());
   std::string out;
   for (const auto& [seconds, name] : rows) {
-    absl::StrAppend(&out, absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name, profile_.at(name).first,
-                                          seconds * 1e3, total > 0 ? 100 * seconds / total : 0.0));
+    absl::StrAppend(&out,
+                    absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name, profile_.at(name).first,
+                                    seconds * 1e3, total > 0 ? 100 * seconds / total : 0.0));
   }
   return out;
 }
 
 std::string Jit::DebugString() const {
   if (last_ == nullptr) return absl::StrCat(name_, ": not traced yet");
-  std::string out = absl::StrCat(name_, ": ", last_->stats.num_nodes, " nodes, ", last_->stats.num_buffers,
-                                 " buffers, ", last_->stats.planned_bytes, " planned bytes (eager ",
-                                 last_->stats.unplanned_bytes, ")\n");
+  std::string out =
+      absl::StrCat(name_, ": ", last_->stats.num_nodes, " nodes, ", last_->stats.num_buffers, " buffers, ",
+                   last_->stats.planned_bytes, " planned bytes (eager ", last_->stats.unplanned_bytes, ")\n");
+  if (last_->graph_eligible) {
+    absl::StrAppend(
+        &out, "  replay: ",
+        last_->graph_exec != nullptr
+            ? "one CUDA graph"
+            : (last_->graph_failed
+                   ? absl::StrCat("kernel by kernel (CUDA graph capture failed: ", last_->graph_error, ")")
+                   : std::string("CUDA graph, captured on the first replay")),
+        "\n");
+  }
   for (size_t i = 0; i < last_->nodes.size(); ++i) {
     const Node& node = last_->nodes[i];
     absl::StrAppend(&out, "  %", i, " = ", node.op->name(), "(");
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ValueRef& r = node.inputs[k];
       absl::StrAppend(&out, k ? ", " : "",
-                      r.kind == ValueRef::kInput ? "in" : (r.kind == ValueRef::kConst ? "const" : "%"), r.index,
-                      r.kind == ValueRef::kNode && r.output ? absl::StrCat(".", r.output) : "");
+                      r.kind == ValueRef::kInput ? "in" : (r.kind == ValueRef::kConst ? "const" : "%"),
+                      r.index, r.kind == ValueRef::kNode && r.output ? absl::StrCat(".", r.output) : "");
     }
     absl::StrAppend(&out, ") -> ");
     for (const TensorMeta& m : node.outputs) absl::StrAppend(&out, m.DebugString(), " ");

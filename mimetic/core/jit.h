@@ -18,6 +18,17 @@
 // its last reader has run; views share their source's buffer). Each output has two buffers used
 // alternately, so a loop `state = step(state)` allocates nothing after the trace; an output is
 // reallocated only when the caller still holds both earlier results.
+//
+// On CUDA (every input of the signature on CUDA, every computing node on CUDA, and the CUDA
+// runtime linked with a device, which registers CudaGraphHooks): the plan also owns one staging
+// buffer per input the graph reads and one fixed buffer per output, so every pointer a kernel sees
+// is fixed. A replay then (a) copies the inputs into the staging buffers, (b) launches one CUDA
+// graph of all node kernels, captured from the plan on the first replay, and (c) copies the fixed
+// outputs into the ping-pong output buffers, all in order on the runtime's stream (the copies are
+// device-to-device and asynchronous). Kernels must therefore be capturable: no allocation, no
+// synchronisation and no host reads inside Compute. If capturing fails, the plan says why in
+// DebugString() (and once on stderr) and replays kernel by kernel on the same stream. Without the
+// hooks, on CPU, with profiling on, or after set_cuda_graphs(false), replay runs node by node.
 #ifndef MIMETIC_CORE_JIT_H_
 #define MIMETIC_CORE_JIT_H_
 
@@ -27,20 +38,47 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "mimetic/core/tensor.h"
 
 namespace mimetic::core {
 
+// CUDA graph capture and launch, registered by //mimetic/core:cuda_runtime at static
+// initialisation when a device is present (core itself stays CUDA-free). Streams and graphs are
+// void* (cudaStream_t, cudaGraphExec_t).
+struct CudaGraphHooks {
+  // The stream every CUDA op and copy is enqueued on (the one Call uses).
+  void* (*stream)() = nullptr;
+  // Starts capturing `stream` (thread-local capture mode: unsafe calls on this thread fail it).
+  absl::Status (*begin_capture)(void* stream) = nullptr;
+  // Ends the capture and instantiates it; returns the executable graph. Always leaves capture
+  // mode, also when it fails (an invalidated capture, a kernel that cannot be captured).
+  absl::StatusOr<void*> (*end_capture)(void* stream) = nullptr;
+  // Enqueues one replay of the graph on `stream`.
+  absl::Status (*launch)(void* graph_exec, void* stream) = nullptr;
+  // Releases the graph (errors are ignored: this may run at exit).
+  void (*destroy)(void* graph_exec) = nullptr;
+};
+void SetCudaGraphHooks(const CudaGraphHooks& hooks);
+const CudaGraphHooks& GetCudaGraphHooks();
+
+// Why CUDA can or cannot be used in this process, for messages such as a skipped test's: NotFound
+// ("CUDA runtime not linked into this binary") until //mimetic/core:cuda_runtime registers, then
+// OK (a device is in use) or FailedPrecondition naming what the runtime found.
+void SetCudaBackendStatus(absl::Status status);
+absl::Status CudaBackendStatus();
+
 using JitFn = std::function<std::vector<Tensor>(absl::Span<const Tensor> inputs)>;
 
 struct JitPlanStats {
-  int64_t num_nodes = 0;         // primitive calls replayed per call
-  int64_t num_constants = 0;     // tensors captured by value
-  int64_t num_buffers = 0;       // distinct intermediate buffers after reuse
-  int64_t planned_bytes = 0;     // intermediate buffers + both output buffer sets
-  int64_t unplanned_bytes = 0;   // what eager execution allocates per call (sum of all outputs)
+  int64_t num_nodes = 0;        // primitive calls replayed per call
+  int64_t num_constants = 0;    // tensors captured by value
+  int64_t num_buffers = 0;      // distinct intermediate buffers after reuse
+  int64_t planned_bytes = 0;    // intermediates + both output sets (+ CUDA graph staging/outputs)
+  int64_t unplanned_bytes = 0;  // what eager execution allocates per call (sum of all outputs)
+  bool cuda_graph = false;      // replays launch one captured CUDA graph
 };
 
 class Jit {
@@ -61,9 +99,13 @@ class Jit {
 
   // Per-op timing of replays (for "where does the time go"): when on, every replayed node is
   // timed and the totals are kept by op name. Off by default (timing costs a clock read per node).
+  // Profiling replays CUDA plans node by node (a graph has no per-op times).
   void set_profiling(bool on) { profiling_ = on; }
   // "op: calls, total ms, share" lines, most expensive first.
   std::string ProfileReport() const;
+
+  // CUDA plans replay as one CUDA graph (default on); off replays them kernel by kernel.
+  void set_cuda_graphs(bool on) { cuda_graphs_ = on; }
 
   struct Plan;
 
@@ -74,6 +116,7 @@ class Jit {
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   Plan* last_ = nullptr;
   bool profiling_ = false;
+  bool cuda_graphs_ = true;
   std::map<std::string, std::pair<int64_t, double>> profile_;  // op name -> (calls, seconds)
 };
 

@@ -1,5 +1,5 @@
-// Host-only declarations of the CUDA embedding kernels (implemented in a later issue as
-// embedding.cu, built with tools/cuda.bzl's cuda_library). Including this header needs no CUDA
+// Host-only declarations of the CUDA embedding kernels (embedding_cuda.cc over the kernels of
+// embedding.cu, linked as //mimetic/ops:embedding_cuda). Including this header needs no CUDA
 // toolkit. The CUDA backend registers them at static initialisation:
 //   core::RegisterCudaKernel("embedding", &EmbeddingCuda);
 //   core::RegisterCudaKernel("embedding_backward", &EmbeddingBackwardCuda);
@@ -14,13 +14,15 @@
 namespace mimetic::ops {
 
 // Gather: in = {table (V, D), ids (...) i32}, out = {(..., D)}. Out-of-range ids are counted on the
-// device and reported as InvalidArgument (naming the first bad id and V) after the launch.
+// device and reported as InvalidArgument (naming the first bad id and V) after the launch; not
+// while the stream is being captured into a CUDA graph (no host synchronisation is possible then).
 absl::Status EmbeddingCuda(const core::Op& op, const core::ExecContext& ctx,
                            absl::Span<const core::Tensor> in, absl::Span<const core::Tensor> out);
 
-// Deterministic scatter-add: in = {grad (..., D), ids (...) i32}, out = {(V, D)}. Tokens are
-// sorted by id (stable) and each row is summed by one thread block in token order, so there are no
-// float atomics and the result has the same bits every run.
+// Deterministic scatter-add: in = {grad (..., D), ids (...) i32}, out = {(V, D)}. Sort-free: each
+// thread block owns a range of table rows and a column tile, scans the ids in token order and sums
+// its rows' gradients in token order (embedding.cu), so there are no float atomics and the result
+// has the reference's bits, every run. Out-of-range ids are reported like EmbeddingCuda's.
 absl::Status EmbeddingBackwardCuda(const core::Op& op, const core::ExecContext& ctx,
                                    absl::Span<const core::Tensor> in, absl::Span<const core::Tensor> out);
 

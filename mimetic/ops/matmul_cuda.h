@@ -1,5 +1,5 @@
-// Host-only declarations of the CUDA matmul kernels (implemented in a later issue as matmul.cu,
-// built with tools/cuda.bzl's cuda_library). Including this header needs no CUDA toolkit.
+// Host-only declarations of the CUDA matmul kernels (cuBLAS, implemented in matmul_cuda.cc and
+// linked as //mimetic/ops:matmul_cuda). Including this header needs no CUDA toolkit.
 //
 // The CUDA backend registers MatMulCuda for both op names at static initialisation:
 //   core::RegisterCudaKernel("matmul", &MatMulCuda);
@@ -26,6 +26,13 @@ absl::Status MatMulCuda(const core::Op& op, const core::ExecContext& ctx, absl::
 // a, b, c: device pointers of dtype `dtype` (f32 or f64).
 absl::Status LaunchGemmPlan(const GemmPlan& plan, core::DType dtype, const void* a, const void* b, void* c,
                             void* stream);
+
+// TF32 tensor cores for f32 GEMMs (cublasSetMathMode CUBLAS_TF32_TENSOR_OP_MATH): about 8x the f32
+// throughput on A100/H100 with a 10-bit mantissa on the inputs. Off by default, so f32 results
+// stay within the consistency tolerances of the CPU reference; f64 GEMMs never use it.
+// Process-wide; takes effect on the next GEMM of every stream.
+void SetCudaTf32(bool enabled);
+bool CudaTf32();
 
 }  // namespace mimetic::ops
 
