@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/core/jit.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/init/transform.h"
@@ -42,6 +43,31 @@ struct Curve {
   std::map<int64_t, std::vector<double>> exact;  // length -> per eval point
 };
 
+// The experiment's device, checked: CUDA needs the CUDA backend linked in (//mimetic/experiments:
+// run_cuda) and a GPU; otherwise the error says what was found.
+absl::StatusOr<core::Device> ResolveDevice(const Experiment& e) {
+  if (e.device() != "cuda") return core::Device::kCpu;
+  absl::Status backend = core::CudaBackendStatus();
+  if (absl::IsNotFound(backend)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "device: \"cuda\" was requested but this binary has no CUDA backend (", backend.message(),
+        "); run //mimetic/experiments:run_cuda (built where nvcc is installed), or set device: \"cpu\""));
+  }
+  if (!backend.ok() || core::GetCudaMemoryHooks().allocate == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("device: \"cuda\" was requested but no usable GPU was found: ",
+                                                      backend.message()));
+  }
+  return core::Device::kCuda;
+}
+
+absl::StatusOr<data::Batch> OnDevice(data::Batch b, core::Device device) {
+  if (device == core::Device::kCpu) return b;
+  ASSIGN_OR_RETURN(b.tokens, b.tokens.ToDevice(device));
+  ASSIGN_OR_RETURN(b.targets, b.targets.ToDevice(device));
+  ASSIGN_OR_RETURN(b.loss_mask, b.loss_mask.ToDevice(device));
+  return b;
+}
+
 absl::Status WriteText(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".tmp";
   {
@@ -67,6 +93,16 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
   const core::Key eval_key = core::FoldIn(key, "eval");
   ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
   ASSIGN_OR_RETURN(init::Model model, init::MakeModel(VariantModel(e, v), transform, init_key));
+  // Init runs on the host (same bits everywhere); the tree then moves to the experiment's device.
+  ASSIGN_OR_RETURN(const core::Device device, ResolveDevice(e));
+  if (device != core::Device::kCpu) {
+    std::vector<core::Tensor> leaves;
+    for (const core::Tensor& t : model.params.Leaves()) {
+      ASSIGN_OR_RETURN(core::Tensor d, t.ToDevice(device));
+      leaves.push_back(d);
+    }
+    ASSIGN_OR_RETURN(model.params, model.params.WithLeaves(std::move(leaves)));
+  }
   ASSIGN_OR_RETURN(train::TrainState state, train::InitTrainState(model.params));
   const fs::path ckpt_dir = run_dir / "checkpoints" / v.name() / absl::StrCat("seed", seed);
   if (e.resume()) {
@@ -81,7 +117,7 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
   const TrainSpec& t = e.train();
   const train::Schedule schedule = MakeSchedule(t);
   train::TrainStep step(model.spec, MakeOptimizerConfig(t));
-  train::Evaluator evaluator(model.spec);
+  train::Evaluator evaluator(model.spec, device);
   RunResult result;
   result.variant = v.name();
   result.seed = seed;
@@ -123,8 +159,9 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
       progress << "[" << run << "] step budget reached at step " << state.step << "; checkpointed\n";
       break;
     }
-    ASSIGN_OR_RETURN(data::Batch batch,
+    ASSIGN_OR_RETURN(data::Batch host_batch,
                      task.SampleTrain(core::FoldIn(data_key, static_cast<uint32_t>(state.step)), t.batch_size()));
+    ASSIGN_OR_RETURN(data::Batch batch, OnDevice(std::move(host_batch), device));
     ASSIGN_OR_RETURN(train::StepMetrics m, step(&state, batch, schedule.LearningRate(state.step)));
     result.losses.push_back(m.loss);
     tokens += batch.tokens.numel();
@@ -159,8 +196,9 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
     // Attention maps of every layer on one eval example (spec §7).
     const int64_t len = e.eval().map_length() > 0 ? e.eval().map_length() : e.eval().lengths(0);
     ASSIGN_OR_RETURN(data::EvalBatch eb, task.SampleEval(core::FoldIn(eval_key, "map"), 1, len));
+    ASSIGN_OR_RETURN(data::Batch map_batch, OnDevice(eb.batch, device));
     ASSIGN_OR_RETURN(std::vector<models::LayerMap> maps,
-                     models::ComputeAllLayerMaps(state.params, model.spec, eb.batch.tokens, 0));
+                     models::ComputeAllLayerMaps(state.params, model.spec, map_batch.tokens, 0));
     RETURN_IF_ERROR(WriteAttentionMapPngs((run_dir / "plots").string(), absl::StrCat(v.name(), "_seed", seed), maps));
   }
   return result;
@@ -216,6 +254,8 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
     out.close();
     fs::remove(probe, ec);
   }
+  // Refuse an unavailable device before anything is written or trained.
+  RETURN_IF_ERROR(ResolveDevice(e).status());
   std::string text;
   google::protobuf::TextFormat::PrintToString(e, &text);
   RETURN_IF_ERROR(WriteText(run_dir / "config.textproto", text));

@@ -89,5 +89,16 @@ TEST(RunnerTest, UnwritableOutputDirectoryFailsBeforeTraining) {
   EXPECT_EQ(sink.str().find("step"), std::string::npos);
 }
 
+TEST(RunnerTest, CudaWithoutABackendOrGpuIsAClearErrorBeforeTraining) {
+  Experiment e = Small(::testing::TempDir() + "/cuda", 12);
+  e.set_device("cuda");
+  std::ostringstream sink;
+  absl::Status s = RunExperiment(e, RunOptions{&sink, false}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("device: \"cuda\" was requested"));
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("run_cuda"));
+  EXPECT_EQ(sink.str().find("step"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

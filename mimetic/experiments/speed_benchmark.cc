@@ -1,9 +1,12 @@
-// Side-by-side speed of one training step on the copy experiment's config: mimetic's jitted step
-// (this process) vs the same model and step in plain PyTorch on CPU (tools/bench/torch_copy_step.py,
-// run in the same invocation), printing both and the ratio.
+// Side-by-side speed of one training step: mimetic's jitted step (this process) vs the same model
+// and step in plain PyTorch (tools/bench/torch_copy_step.py, run in the same invocation), printing
+// both and the ratio, and where mimetic's time goes.
 //
-//   tools/bazel run //mimetic/experiments:speed_benchmark                 # Mamba 2 copy config
+//   tools/bazel run //mimetic/experiments:speed_benchmark                 # Mamba 2 copy config, CPU
 //   tools/bazel run //mimetic/experiments:speed_benchmark -- --mixer=mamba1
+//   tools/bazel run //mimetic/experiments:gpu_benchmark                   # paper sizes on a GPU:
+//       fig1 (4-layer Mamba 2, width 256), fig9 (2-layer Mamba 2, width 1024, N 128, headdim 64),
+//       fig3 (24-layer Mamba 1, width 1024, N 32); PyTorch eager and torch.compile.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +26,9 @@
 namespace {
 
 struct Config {
+  std::string name = "copy";
+  std::string device = "cpu";
+  bool torch_compile = false;
   std::string mixer = "mamba2";
   int d_model = 64, n_layer = 2, d_state = 32, headdim = 16, chunk = 32, batch = 64, seq_len = 128, steps = 20;
   int threads = 2;
@@ -38,7 +44,10 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
   models::ModelSpec spec = models::ParseModelSpec(absl::StrCat("vocab_size: 30 d_model: ", c.d_model, " n_layer: ",
                                                                c.n_layer, " default_layer { ", layer, " }"))
                                .value();
-  train::TrainState state = train::InitTrainState(models::Init(core::Key::FromSeed(0), spec).value()).value();
+  core::ParamTree params = models::Init(core::Key::FromSeed(0), spec).value();
+  const core::Device device = c.device == "cuda" ? core::Device::kCuda : core::Device::kCpu;
+  params = params.Map([device](const core::Tensor& t) { return t.ToDevice(device).value(); });
+  train::TrainState state = train::InitTrainState(params).value();
   train::TrainStep step(spec, train::OptimizerConfig{});
   const int64_t n = int64_t(c.batch) * c.seq_len;
   std::vector<int32_t> tok = core::RandIntVector(core::Key::FromSeed(1), n, 0, 26).value();
@@ -46,6 +55,9 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
   std::vector<float> mask = core::UniformVector(core::Key::FromSeed(3), n, 0, 1).value();
   for (float& m : mask) m = m < 0.5f ? 1.f : 0.f;
   data::Batch batch = data::BatchFromParts(tok, tgt, mask, c.batch, c.seq_len).value();
+  batch.tokens = batch.tokens.ToDevice(device).value();
+  batch.targets = batch.targets.ToDevice(device).value();
+  batch.loss_mask = batch.loss_mask.ToDevice(device).value();
   for (int i = 0; i < 2; ++i) step(&state, batch, 1e-3).value();  // trace + first replay
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < c.steps; ++i) step(&state, batch, 1e-3).value();
@@ -58,14 +70,53 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
   return ms;
 }
 
+Config Preset(const std::string& name, const Config& base) {
+  Config c = base;
+  c.name = name;
+  if (name == "fig1") {  // small 4-layer Mamba (paper Fig. 1), copy length 50 -> rows of 256
+    c.d_model = 256, c.n_layer = 4, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256, c.batch = 64;
+  } else if (name == "fig9") {  // 2-layer Mamba 2, width 1024, N 128, headdim 64 (paper Fig. 9)
+    c.d_model = 1024, c.n_layer = 2, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256, c.batch = 32;
+  } else if (name == "fig3") {  // 24-layer width-1024 Mamba 1, N 32 (paper Fig. 3)
+    c.mixer = "mamba1", c.d_model = 1024, c.n_layer = 24, c.d_state = 32, c.seq_len = 256, c.batch = 16;
+  }
+  return c;
+}
+
+double RunTorch(const Config& c, bool compile, std::string* raw) {
+  const char* runfiles = std::getenv("RUNFILES_DIR");
+  const std::string script =
+      absl::StrCat(runfiles ? std::string(runfiles) + "/mimetic/" : std::string(), "tools/bench/torch_copy_step.py");
+  const std::string cmd = absl::StrCat(c.python, " ", script, " --mixer ", c.mixer, " --d_model ", c.d_model,
+                                       " --n_layer ", c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim,
+                                       " --chunk ", c.chunk, " --batch ", c.batch, " --seq_len ", c.seq_len,
+                                       " --steps ", std::max(3, c.steps / 4), " --threads ", c.threads, " --device ",
+                                       c.device, compile ? " --compile" : "", " 2>&1");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  if (pipe != nullptr) {
+    char buf[4096];
+    while (fgets(buf, sizeof(buf), pipe)) out += buf;
+    const int rc = pclose(pipe);
+    if (rc != 0) out = "failed (" + std::to_string(rc) + "): " + out;
+  }
+  *raw = out;
+  const size_t pos = out.find("\"ms_per_step\": ");
+  return pos == std::string::npos ? -1 : std::stod(out.substr(pos + 15));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Config c;
+  std::vector<std::string> presets;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&](const char* name) { return a.substr(std::string(name).size()); };
     if (absl::StartsWith(a, "--mixer=")) c.mixer = val("--mixer=");
+    else if (absl::StartsWith(a, "--device=")) c.device = val("--device=");
+    else if (absl::StartsWith(a, "--preset=")) presets.push_back(val("--preset="));
+    else if (a == "--torch_compile") c.torch_compile = true;
     else if (absl::StartsWith(a, "--d_model=")) c.d_model = std::stoi(val("--d_model="));
     else if (absl::StartsWith(a, "--n_layer=")) c.n_layer = std::stoi(val("--n_layer="));
     else if (absl::StartsWith(a, "--d_state=")) c.d_state = std::stoi(val("--d_state="));
@@ -75,8 +126,8 @@ int main(int argc, char** argv) {
     else if (absl::StartsWith(a, "--python=")) c.python = val("--python=");
     else {
       std::cerr << "unknown flag " << a
-                << "; flags: --mixer=mamba2|mamba1 --d_model= --n_layer= --d_state= --batch= --seq_len= --steps= "
-                   "--python=\n";
+                << "; flags: --mixer=mamba2|mamba1 --device=cpu|cuda --preset=copy|fig1|fig9|fig3 (repeatable) "
+                   "--torch_compile --d_model= --n_layer= --d_state= --batch= --seq_len= --steps= --python=\n";
       return 2;
     }
   }
@@ -84,35 +135,41 @@ int main(int argc, char** argv) {
     std::cerr << "--mixer must be mamba2 or mamba1, got '" << c.mixer << "'\n";
     return 2;
   }
-  std::cout << absl::StrFormat("config: %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n", c.mixer,
-                               c.d_model, c.n_layer, c.d_state, c.batch, c.seq_len);
-  mimetic::core::JitPlanStats stats;
-  const double ours = TimeMimetic(c, &stats);
-  std::cout << absl::StrFormat("mimetic (C++, jitted, OpenBLAS, OMP_NUM_THREADS=%s): %.1f ms/step  [%d nodes, %.1f MB planned vs %.1f MB eager]\n",
-                               std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset", ours,
-                               stats.num_nodes, stats.planned_bytes / 1e6, stats.unplanned_bytes / 1e6);
-  const char* runfiles = std::getenv("RUNFILES_DIR");
-  const std::string script =
-      absl::StrCat(runfiles ? std::string(runfiles) + "/mimetic/" : std::string(), "tools/bench/torch_copy_step.py");
-  const std::string cmd = absl::StrCat(c.python, " ", script, " --mixer ", c.mixer, " --d_model ", c.d_model,
-                                       " --n_layer ", c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim,
-                                       " --chunk ", c.chunk, " --batch ", c.batch, " --seq_len ", c.seq_len,
-                                       " --steps ", std::max(3, c.steps / 4), " --threads ", c.threads, " 2>&1");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  if (pipe != nullptr) {
-    char buf[4096];
-    while (fgets(buf, sizeof(buf), pipe)) out += buf;
-    const int rc = pclose(pipe);
-    if (rc != 0) out = "failed (" + std::to_string(rc) + "): " + out;
+  if (c.device != "cpu" && c.device != "cuda") {
+    std::cerr << "--device must be cpu or cuda, got '" << c.device << "'\n";
+    return 2;
   }
-  const size_t pos = out.find("\"ms_per_step\": ");
-  if (pos == std::string::npos) {
-    std::cout << "PyTorch peer did not run (install Debian's python3-torch for the comparison): " << out << "\n";
-    return 0;
+  if (c.device == "cuda" && mimetic::core::GetCudaMemoryHooks().allocate == nullptr) {
+    std::cerr << "--device=cuda: no usable GPU in this binary/machine: " << mimetic::core::CudaBackendStatus()
+              << " (use //mimetic/experiments:gpu_benchmark on a machine with a GPU)\n";
+    return 1;
   }
-  const double torch_ms = std::stod(out.substr(pos + 15));
-  std::cout << "PyTorch (plain torch ops, CPU): " << out;
-  std::cout << absl::StrFormat("speedup: mimetic is %.1fx faster than PyTorch on this step\n", torch_ms / ours);
+  if (presets.empty()) presets.push_back("copy");
+  for (const std::string& name : presets) {
+    const Config p = Preset(name, c);
+    std::cout << absl::StrFormat("[%s] %s on %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n", p.name,
+                                 p.mixer, p.device, p.d_model, p.n_layer, p.d_state, p.batch, p.seq_len);
+    mimetic::core::JitPlanStats stats;
+    const double ours = TimeMimetic(p, &stats);
+    std::cout << absl::StrFormat(
+        "[%s] mimetic (jitted%s): %.1f ms/step  [%d nodes, %.1f MB planned vs %.1f MB eager]\n", p.name,
+        p.device == "cpu" ? absl::StrCat(", OpenBLAS, OMP_NUM_THREADS=",
+                                          std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset")
+                          : std::string(", CUDA graph"),
+        ours, stats.num_nodes, stats.planned_bytes / 1e6, stats.unplanned_bytes / 1e6);
+    for (bool compile : {false, true}) {
+      if (compile && !(p.torch_compile || p.device == "cuda")) continue;
+      std::string raw;
+      const double torch_ms = RunTorch(p, compile, &raw);
+      const char* what = compile ? "PyTorch torch.compile" : "PyTorch eager";
+      if (torch_ms < 0) {
+        std::cout << "[" << p.name << "] " << what
+                  << " did not run (install Debian's python3-torch for the comparison): " << raw << "\n";
+        continue;
+      }
+      std::cout << "[" << p.name << "] " << what << ": " << raw;
+      std::cout << absl::StrFormat("[%s] speedup vs %s: mimetic is %.1fx faster\n", p.name, what, torch_ms / ours);
+    }
+  }
   return 0;
 }

@@ -1,13 +1,15 @@
 #include "mimetic/models/spec.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
 
 namespace mimetic::models {
 namespace {
 
 absl::Status Bad(const std::string& field, const std::string& value, const std::string& expected) {
-  return absl::InvalidArgumentError(absl::StrCat("model spec: ", field, " = ", value, "; expected ", expected));
+  return absl::InvalidArgumentError(
+      absl::StrCat("model spec: ", field, " = ", value, "; expected ", expected));
 }
 
 absl::Status ValidateLayer(const LayerSpec& layer, int i, int64_t d_model) {
@@ -20,7 +22,8 @@ absl::Status ValidateLayer(const LayerSpec& layer, int i, int64_t d_model) {
       if (s.expand() < 1) return Bad(at + "mamba1.expand", absl::StrCat(s.expand()), ">= 1");
       if (s.dt_rank() < 0) return Bad(at + "mamba1.dt_rank", absl::StrCat(s.dt_rank()), ">= 0 (0 = auto)");
       if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
-        return Bad(at + "mamba1.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()), "0 < dt_min <= dt_max");
+        return Bad(at + "mamba1.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
+                   "0 < dt_min <= dt_max");
       }
       if (s.scan_chunk() < 1) return Bad(at + "mamba1.scan_chunk", absl::StrCat(s.scan_chunk()), ">= 1");
       return absl::OkStatus();
@@ -45,7 +48,8 @@ absl::Status ValidateLayer(const LayerSpec& layer, int i, int64_t d_model) {
                    "0 < min <= max");
       }
       if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
-        return Bad(at + "mamba2.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()), "0 < dt_min <= dt_max");
+        return Bad(at + "mamba2.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
+                   "0 < dt_min <= dt_max");
       }
       if (s.chunk_size() < 1) return Bad(at + "mamba2.chunk_size", absl::StrCat(s.chunk_size()), ">= 1");
       return absl::OkStatus();
@@ -62,7 +66,8 @@ absl::Status ValidateLayer(const LayerSpec& layer, int i, int64_t d_model) {
     }
     case LayerSpec::kLinearAttention: {
       const LinearAttentionSpec& s = layer.linear_attention();
-      if (s.num_heads() < 1) return Bad(at + "linear_attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
+      if (s.num_heads() < 1)
+        return Bad(at + "linear_attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
       if (s.head_dim() < 1) return Bad(at + "linear_attention.head_dim", absl::StrCat(s.head_dim()), ">= 1");
       return absl::OkStatus();
     }
@@ -159,5 +164,82 @@ std::string MixerKind(const LayerSpec& layer) {
 }
 
 std::string LayerPrefix(int layer) { return absl::StrCat("layers/", layer, "/"); }
+
+namespace {
+
+// mamba_ssm's MambaConfig as the state-spaces checkpoints' config.json sets it: RMSNorm (eps 1e-5),
+// residual in fp32, tied head, no MLP, GPT-NeoX vocabulary of 50277 tokens.
+ModelSpec MambaConfigBase(int d_model, int n_layer, int pad_vocab_size_multiple) {
+  ModelSpec spec;
+  spec.set_vocab_size(50277);
+  spec.set_d_model(d_model);
+  spec.set_n_layer(n_layer);
+  spec.set_norm(RMS_NORM);
+  spec.set_norm_eps(1e-5f);
+  spec.set_residual_in_fp32(true);
+  spec.set_tie_embeddings(true);
+  spec.set_pad_vocab_size_multiple(pad_vocab_size_multiple);
+  spec.set_d_intermediate(0);
+  return spec;
+}
+
+// Mamba 1 checkpoints: config.json {"d_model", "n_layer", "vocab_size": 50277, "ssm_cfg": {},
+// "rms_norm": true, "residual_in_fp32": true, "fused_add_norm": true, "pad_vocab_size_multiple": 8};
+// ssm_cfg {} leaves the Mamba module's defaults (d_state 16, d_conv 4, expand 2, dt_rank "auto"
+// = ceil(d_model / 16), which HF's converted configs list as time_step_rank 48 / 64).
+ModelSpec Mamba1Preset(int d_model, int n_layer) {
+  ModelSpec spec = MambaConfigBase(d_model, n_layer, 8);
+  Mamba1Spec* m = spec.mutable_default_layer()->mutable_mamba1();
+  m->set_d_state(16);
+  m->set_d_conv(4);
+  m->set_expand(2);
+  m->set_dt_rank(0);
+  return spec;
+}
+
+// state-spaces/mamba2-130m config.json: {"d_model": 768, "d_intermediate": 0, "n_layer": 24,
+// "vocab_size": 50277, "ssm_cfg": {"layer": "Mamba2"}, "attn_layer_idx": [], "rms_norm": true,
+// "residual_in_fp32": true, "fused_add_norm": true, "pad_vocab_size_multiple": 16,
+// "tie_embeddings": true}; ssm_cfg leaves the Mamba2 module's defaults (spec §2.1: d_state 128,
+// headdim 64, ngroups 1, d_conv 4, expand 2). The module's chunk_size 256 changes only the SSD's
+// blocking, not its result, so mimetic's default chunk is kept.
+ModelSpec Mamba2Preset(int d_model, int n_layer) {
+  ModelSpec spec = MambaConfigBase(d_model, n_layer, 16);
+  Mamba2Spec* m = spec.mutable_default_layer()->mutable_mamba2();
+  m->set_d_state(128);
+  m->set_d_conv(4);
+  m->set_expand(2);
+  m->set_headdim(64);
+  m->set_ngroups(1);
+  m->set_norm_eps(1e-5f);
+  return spec;
+}
+
+struct Preset {
+  const char* name;
+  ModelSpec (*make)();
+};
+
+const Preset kPresets[] = {
+    {"state-spaces/mamba-130m", [] { return Mamba1Preset(768, 24); }},
+    {"state-spaces/mamba-370m", [] { return Mamba1Preset(1024, 48); }},
+    {"state-spaces/mamba2-130m", [] { return Mamba2Preset(768, 24); }},
+};
+
+}  // namespace
+
+absl::StatusOr<ModelSpec> PretrainedSpec(const std::string& name) {
+  for (const Preset& p : kPresets) {
+    if (name == p.name) return ResolveSpec(p.make());
+  }
+  return absl::NotFoundError(absl::StrCat("no pretrained model spec named '", name,
+                                          "'; known: ", absl::StrJoin(PretrainedNames(), ", ")));
+}
+
+std::vector<std::string> PretrainedNames() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.push_back(p.name);
+  return names;
+}
 
 }  // namespace mimetic::models

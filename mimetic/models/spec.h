@@ -6,6 +6,7 @@
 #define MIMETIC_MODELS_SPEC_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mimetic/models/model_spec.pb.h"
@@ -18,6 +19,18 @@ absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& spec);
 
 // Parses a text-format ModelSpec and resolves it.
 absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
+
+// The resolved spec of a published checkpoint, by its Hugging Face name (configs checked against each
+// repository's config.json; mamba_ssm MambaConfig, spec §1.6-§1.7):
+//   "state-spaces/mamba-130m"   Mamba 1, d_model 768, 24 layers, d_state 16, dt_rank 48
+//   "state-spaces/mamba-370m"   Mamba 1, d_model 1024, 48 layers, d_state 16, dt_rank 64
+//   "state-spaces/mamba2-130m"  Mamba 2, d_model 768, 24 layers, d_state 128, headdim 64, ngroups 1
+// All: RMSNorm eps 1e-5, vocab 50277, residual_in_fp32, tied embeddings, no MLP; pad_vocab_size_multiple
+// 8 (Mamba 1) or 16 (Mamba 2). An unknown name is NotFound listing the known names.
+//   ASSIGN_OR_RETURN(ModelSpec spec, PretrainedSpec("state-spaces/mamba-130m"));
+absl::StatusOr<ModelSpec> PretrainedSpec(const std::string& name);
+// The names PretrainedSpec knows, in the order above.
+std::vector<std::string> PretrainedNames();
 
 // vocab_size rounded up to a multiple of pad_vocab_size_multiple.
 int64_t PaddedVocab(const ModelSpec& spec);

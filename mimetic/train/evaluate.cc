@@ -37,8 +37,9 @@ absl::StatusOr<EvalResult> Score(const core::Tensor& logits, const data::EvalBat
   return r;
 }
 
-Evaluator::Evaluator(models::ModelSpec spec)
+Evaluator::Evaluator(models::ModelSpec spec, core::Device device)
     : spec_(std::move(spec)),
+      device_(device),
       forward_(
           [this](absl::Span<const core::Tensor> in) {
             const size_t n = structure_.size();
@@ -60,7 +61,8 @@ absl::StatusOr<EvalResult> Evaluator::AtLength(const core::ParamTree& params, co
   for (int64_t i = 0; i < num_batches; ++i) {
     ASSIGN_OR_RETURN(data::EvalBatch eb, task.SampleEval(core::FoldIn(key, static_cast<uint32_t>(i)), batch, length));
     std::vector<core::Tensor> in(params.Leaves().begin(), params.Leaves().end());
-    in.push_back(eb.batch.tokens);
+    ASSIGN_OR_RETURN(core::Tensor tokens, eb.batch.tokens.ToDevice(device_));
+    in.push_back(tokens);
     ASSIGN_OR_RETURN(std::vector<core::Tensor> out, forward_(in));
     ASSIGN_OR_RETURN(EvalResult r, Score(out[0], eb));
     per_batch.push_back(r.exact_accuracy);

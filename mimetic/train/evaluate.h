@@ -34,12 +34,14 @@ absl::StatusOr<EvalResult> Score(const core::Tensor& logits, const data::EvalBat
 
 class Evaluator {
  public:
-  explicit Evaluator(models::ModelSpec spec);
+  // Eval batches are moved to `device` (where the parameters live).
+  explicit Evaluator(models::ModelSpec spec, core::Device device = core::Device::kCpu);
   absl::StatusOr<EvalResult> AtLength(const core::ParamTree& params, const data::Task& task, core::Key key,
                                       int64_t length, int64_t batch, int64_t num_batches);
 
  private:
   models::ModelSpec spec_;
+  core::Device device_;
   core::ParamTree structure_;
   core::Jit forward_;
 };

@@ -22,10 +22,10 @@ import torch.nn.functional as F
 def segsum(x):
     T = x.size(-1)
     x = x[..., None].repeat(*([1] * x.dim()), T)
-    mask = torch.tril(torch.ones(T, T, dtype=torch.bool), -1)
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device), -1)
     x = x.masked_fill(~mask, 0)
     s = torch.cumsum(x, dim=-2)
-    mask = torch.tril(torch.ones(T, T, dtype=torch.bool), 0)
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device), 0)
     return s.masked_fill(~mask, -torch.inf)
 
 
@@ -107,7 +107,7 @@ class Mamba1(torch.nn.Module):
         A = -torch.exp(self.A_log)
         dA = torch.exp(delta[..., None] * A)  # b l e n
         dBu = delta[..., None] * B[:, :, None, :] * x[..., None]
-        h = torch.zeros(b, self.E, self.N)
+        h = torch.zeros(b, self.E, self.N, device=u.device)
         ys = []
         for t in range(l):  # selective_scan_ref
             h = dA[:, t] * h + dBu[:, t]
@@ -149,17 +149,21 @@ def main():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (PyTorch >= 2)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = LM(a)
+    dev = torch.device(a.device)
+    model = LM(a).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
-    tokens = torch.randint(0, a.vocab - 4, (a.batch, a.seq_len))
-    targets = torch.randint(0, a.vocab - 4, (a.batch, a.seq_len))
-    mask = (torch.rand(a.batch, a.seq_len) < 0.5).float()
+    tokens = torch.randint(0, a.vocab - 4, (a.batch, a.seq_len), device=dev)
+    targets = torch.randint(0, a.vocab - 4, (a.batch, a.seq_len), device=dev)
+    mask = (torch.rand(a.batch, a.seq_len, device=dev) < 0.5).float()
+    forward = torch.compile(model) if a.compile else model
 
     def step():
-        logits = model(tokens)
+        logits = forward(tokens)
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
         loss = (ce * mask.reshape(-1)).sum() / mask.sum()
         opt.zero_grad()
@@ -168,11 +172,14 @@ def main():
         opt.step()
         return float(loss)
 
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     for _ in range(a.warmup):
         step()
+    sync()
     t0 = time.perf_counter()
     for _ in range(a.steps):
         step()
+    sync()
     ms = (time.perf_counter() - t0) / a.steps * 1000
     config = torch.__config__.show()
     blas = re.findall(r"BLAS_INFO=(\w+)", config)
@@ -181,7 +188,7 @@ def main():
     except OSError:
         pass
     print(json.dumps({"ms_per_step": ms, "threads": torch.get_num_threads(), "torch": torch.__version__,
-                      "blas": blas}))
+                      "device": a.device, "compile": a.compile, "blas": blas}))
 
 
 if __name__ == "__main__":
