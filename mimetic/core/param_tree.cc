@@ -37,6 +37,20 @@ bool MatchSegments(const std::vector<absl::string_view>& glob, size_t gi,
   return MatchSegment(glob[gi], path[pi]) && MatchSegments(glob, gi + 1, path, pi + 1);
 }
 
+// Flatten and Unflatten read and write leaves through float host pointers, so every leaf must be
+// an OK f32 CPU tensor; otherwise the data<float>() / mutable_data<float>() checks would abort.
+absl::Status CheckFlatLeaf(absl::string_view op, const std::string& path, const Tensor& t) {
+  if (!t.ok()) {
+    return absl::Status(t.status().code(), absl::StrCat("ParamTree::", op, ": leaf '", path,
+                                                        "' is an error: ", t.status().message()));
+  }
+  if (t.dtype() != DType::kF32 || t.device() != Device::kCpu) {
+    return absl::InvalidArgumentError(absl::StrCat("ParamTree::", op, ": leaf '", path, "' is ",
+                                                   t.meta().DebugString(), "; expected f32 on cpu"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 ParamTree::ParamTree() : data_(std::make_shared<const Data>()) {}
@@ -208,11 +222,7 @@ int64_t ParamTree::NumElements() const {
 
 absl::StatusOr<Tensor> ParamTree::Flatten() const {
   for (size_t i = 0; i < size(); ++i) {
-    const Tensor& t = data_->leaves[i];
-    if (t.dtype() != DType::kF32 || t.device() != Device::kCpu) {
-      return absl::InvalidArgumentError(absl::StrCat("ParamTree::Flatten: leaf '", data_->paths[i], "' is ",
-                                                     t.meta().DebugString(), "; expected f32 on cpu"));
-    }
+    RETURN_IF_ERROR(CheckFlatLeaf("Flatten", data_->paths[i], data_->leaves[i]));
   }
   ASSIGN_OR_RETURN(Tensor flat, Tensor::Uninitialized(TensorMeta{{NumElements()}, DType::kF32, Device::kCpu}));
   float* out = flat.mutable_data<float>();
@@ -225,6 +235,9 @@ absl::StatusOr<Tensor> ParamTree::Flatten() const {
 
 absl::StatusOr<ParamTree> ParamTree::Unflatten(const Tensor& flat) const {
   RETURN_IF_ERROR(flat.status());
+  for (size_t i = 0; i < size(); ++i) {
+    RETURN_IF_ERROR(CheckFlatLeaf("Unflatten", data_->paths[i], data_->leaves[i]));
+  }
   if (flat.rank() != 1 || flat.dtype() != DType::kF32 || flat.device() != Device::kCpu ||
       flat.numel() != NumElements()) {
     return absl::InvalidArgumentError(absl::StrCat("ParamTree::Unflatten: got ", flat.meta().DebugString(),
