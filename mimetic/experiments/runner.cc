@@ -17,6 +17,7 @@
 #include "mimetic/init/transform.h"
 #include "mimetic/models/attention_maps.h"
 #include "mimetic/models/lm.h"
+#include "mimetic/ops/shape.h"
 #include "mimetic/train/checkpoint.h"
 #include "mimetic/train/evaluate.h"
 #include "mimetic/train/metrics_log.h"
@@ -196,7 +197,13 @@ absl::StatusOr<RunResult> RunOne(const Experiment& e, const Variant& v, uint64_t
     // Attention maps of every layer on one eval example (spec §7).
     const int64_t len = e.eval().map_length() > 0 ? e.eval().map_length() : e.eval().lengths(0);
     ASSIGN_OR_RETURN(data::EvalBatch eb, task.SampleEval(core::FoldIn(eval_key, "map"), 1, len));
-    ASSIGN_OR_RETURN(data::Batch map_batch, OnDevice(eb.batch, device));
+    // Only the example itself, not the padding after it.
+    data::Batch example = eb.batch;
+    if (!eb.answer_positions.empty() && !eb.answer_positions[0].empty()) {
+      const int64_t end = std::min<int64_t>(eb.answer_positions[0].back() + 2, example.tokens.dim(1));
+      example.tokens = ops::Slice(example.tokens, 1, 0, end);
+    }
+    ASSIGN_OR_RETURN(data::Batch map_batch, OnDevice(example, device));
     ASSIGN_OR_RETURN(std::vector<models::LayerMap> maps,
                      models::ComputeAllLayerMaps(state.params, model.spec, map_batch.tokens, 0));
     RETURN_IF_ERROR(WriteAttentionMapPngs((run_dir / "plots").string(), absl::StrCat(v.name(), "_seed", seed), maps));
@@ -258,6 +265,32 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   RETURN_IF_ERROR(ResolveDevice(e).status());
   std::string text;
   google::protobuf::TextFormat::PrintToString(e, &text);
+  // Resuming into a directory that holds a different experiment would mix runs (or fail on a
+  // checkpoint of another shape): only bookkeeping fields may differ.
+  if (e.resume() && fs::exists(run_dir / "config.textproto")) {
+    std::ifstream in(run_dir / "config.textproto");
+    std::stringstream saved_text;
+    saved_text << in.rdbuf();
+    Experiment saved;
+    if (google::protobuf::TextFormat::ParseFromString(saved_text.str(), &saved)) {
+      Experiment a = e, b = saved;
+      for (Experiment* x : {&a, &b}) {
+        x->clear_output_dir();
+        x->clear_resume();
+        TrainSpec* t = x->mutable_train();
+        t->clear_steps();
+        t->clear_eval_every();
+        t->clear_log_every();
+        t->clear_checkpoint_every();
+        t->clear_early_stop_accuracy();
+      }
+      if (a.SerializeAsString() != b.SerializeAsString()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "output_dir: '", run_dir.string(), "' holds a different experiment (see its config.textproto); ",
+            "resuming would mix them. Use another name (--set name=...), delete the directory, or set resume: false"));
+      }
+    }
+  }
   RETURN_IF_ERROR(WriteText(run_dir / "config.textproto", text));
   ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e.task()));
   ASSIGN_OR_RETURN(train::MetricsLog log, train::MetricsLog::Open(run_dir.string()));

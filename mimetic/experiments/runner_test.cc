@@ -80,6 +80,18 @@ TEST(RunnerTest, ResumeContinuesWithBitIdenticalLosses) {
   EXPECT_THAT(sink.str(), ::testing::HasSubstr("resuming from step 7"));
 }
 
+TEST(RunnerTest, ResumingIntoADirectoryOfAnotherExperimentIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/other";
+  std::ostringstream sink;
+  ASSERT_TRUE(RunExperiment(Small(dir, 4), RunOptions{&sink, false}).ok());
+  Experiment changed = Small(dir, 4);
+  changed.mutable_train()->set_lr(5e-4);
+  EXPECT_THAT(RunExperiment(changed, RunOptions{&sink, false}).status().message(),
+              ::testing::HasSubstr("holds a different experiment"));
+  // More steps of the same experiment is a resume, not a different experiment.
+  EXPECT_TRUE(RunExperiment(Small(dir, 6), RunOptions{&sink, false}).ok());
+}
+
 TEST(RunnerTest, UnwritableOutputDirectoryFailsBeforeTraining) {
   const std::string file = ::testing::TempDir() + "/a_file";
   std::ofstream(file) << "x";
