@@ -34,6 +34,14 @@ TEST(ConfigTest, TheShippedCopyConfigIsValid) {
   EXPECT_EQ(e->model().layers_size(), 2);  // resolved
 }
 
+TEST(ConfigTest, EveryShippedConfigIsValid) {
+  for (const char* name : {"copy", "mqar", "sort", "stack_copy_layer4"}) {
+    absl::StatusOr<Experiment> e =
+        LoadExperiment(std::string("mimetic/experiments/configs/") + name + ".textproto", {});
+    EXPECT_TRUE(e.ok()) << name << ": " << e.status();
+  }
+}
+
 TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
   Experiment e = ParseExperiment(kBase).value();
   ASSERT_TRUE(ApplyOverride("train.lr=5e-4", &e).ok());
