@@ -20,6 +20,8 @@
 
 #include "mimetic/ops/norm_kernels.h"
 
+#include "mimetic/ops/cuda_scratch.cuh"
+
 namespace mimetic::ops::cuda_kernels {
 namespace {
 
@@ -54,46 +56,7 @@ unsigned GridBlocks(int64_t work_items, int64_t per_block) {
       std::max<int64_t>(1, std::min(CeilDiv(work_items, per_block), kMaxGridBlocks)));
 }
 
-// Stream-ordered scratch memory. cudaMallocAsync/cudaFreeAsync keep the launchers legal during
-// CUDA graph capture (they become memory nodes of the graph). Devices without memory-pool support
-// fall back to cudaMalloc, then synchronise the stream before cudaFree.
-class Scratch {
- public:
-  explicit Scratch(cudaStream_t stream) : stream_(stream) {}
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  ~Scratch() { Release(); }
-
-  cudaError_t Allocate(size_t bytes) {
-    if (bytes == 0) return cudaSuccess;
-    cudaError_t err = cudaMallocAsync(&ptr_, bytes, stream_);
-    if (err == cudaErrorNotSupported) {
-      (void)cudaGetLastError();  // clear it, so the launch checks do not report it
-      async_ = false;
-      err = cudaMalloc(&ptr_, bytes);
-    }
-    if (err != cudaSuccess) ptr_ = nullptr;
-    return err;
-  }
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr_);
-  }
-  cudaError_t Release() {
-    if (ptr_ == nullptr) return cudaSuccess;
-    void* p = ptr_;
-    ptr_ = nullptr;
-    if (async_) return cudaFreeAsync(p, stream_);
-    const cudaError_t sync = cudaStreamSynchronize(stream_);
-    const cudaError_t freed = cudaFree(p);
-    return sync != cudaSuccess ? sync : freed;
-  }
-
- private:
-  cudaStream_t stream_;
-  void* ptr_ = nullptr;
-  bool async_ = true;
-};
+using ::mimetic::ops::cuda_internal::Scratch;
 
 // ---- Device math (IEEE division and sqrt: nvcc without --use_fast_math) ----
 
