@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "mimetic/ops/attention.h"
+#include "mimetic/ops/fast_math.h"
 
 namespace mimetic::ops {
 namespace {
@@ -58,26 +59,8 @@ inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, do
               k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-// exp(x) for x <= 0 (arguments are x - rowmax), vectorisable: exp(x) = 2^n e^r with n = round(x / ln 2)
-// and r = x - n ln 2 (Cody-Waite split of ln 2), e^r by Cephes' expf polynomial (relative error
-// ~2 ulp). Clamped to [-87, 88] so 2^n stays a normal float; e^-87 ≈ 1.6e-38 is 0 next to the max term 1.
-inline float Exp(float x) {
-  // Written so GCC vectorises the calling loop: ternaries rather than std::min/max (whose reference
-  // temporaries it loads from memory), rounding by adding and subtracting 1.5·2^23 rather than floor.
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;
-  r = r + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float er = p * r * r + r + 1.0f;
-  // 2^n from its bit pattern; __builtin_bit_cast (not memcpy) keeps the loop vectorisable.
-  return er * __builtin_bit_cast(float, (static_cast<int32_t>(n) + 127) << 23);
-}
+// exp(x) for the softmax (arguments are x - rowmax <= 0): fast_math's vectorisable one for f32.
+inline float Exp(float x) { return fast_math::Exp(x); }
 inline double Exp(double x) { return std::exp(x); }
 
 // The shapes and strides of one call.

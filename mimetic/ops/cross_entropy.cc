@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/ops/fast_math.h"
 
 namespace mimetic::ops {
 namespace {
@@ -113,28 +114,8 @@ absl::Status ReferenceBackward(absl::Span<const Tensor> in, const Tensor& out) {
 
 // ---- Fast f32: vectorised exp, OpenMP over rows. ----
 
-// exp(x) for x <= 0 (the max-subtracted logits), branch-free so loops over V vectorise: Cephes'
-// expf (range reduction x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial, 2^n via the exponent
-// bits), within 1 ulp of the rounded exp on [-87, 0]. Inputs below -87.3 return about 2^-126 instead of 0 or
-// a denormal.
-inline float FastExp(float x) {
-  x = std::min(std::max(x, -87.3f), 88.3f);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  x = x - n * 0.693359375f;
-  x = x + n * 2.12194440e-4f;
-  const float z = x * x;
-  float y = 1.9875691500e-4f;
-  y = y * x + 1.3981999507e-3f;
-  y = y * x + 8.3334519073e-3f;
-  y = y * x + 4.1665795894e-2f;
-  y = y * x + 1.6666665459e-1f;
-  y = y * x + 5.0000001201e-1f;
-  y = y * z + x + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float pow2n;
-  std::memcpy(&pow2n, &bits, sizeof(pow2n));
-  return y * pow2n;
-}
+// exp(x) for x <= 0 (the max-subtracted logits): fast_math's branch-free one, so loops over V vectorise.
+using fast_math::Exp;
 
 inline float RowMax(const float* x, int64_t v) {
   float mx = -INFINITY;
@@ -162,7 +143,7 @@ absl::Status FastForward(absl::Span<const Tensor> in, const Tensor& out) {
     const float mx = RowMax(row, v);
     float s = 0;
 #pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < v; ++i) s += FastExp(row[i] - mx);
+    for (int64_t i = 0; i < v; ++i) s += Exp(row[i] - mx);
     terms[r] = static_cast<double>(m[r]) *
                (static_cast<double>(mx) + std::log(static_cast<double>(s)) - static_cast<double>(row[t[r]]));
   }
@@ -194,7 +175,7 @@ absl::Status FastBackward(absl::Span<const Tensor> in, const Tensor& out) {
     float s = 0;
 #pragma omp simd reduction(+ : s)
     for (int64_t i = 0; i < v; ++i) {
-      const float e = FastExp(row[i] - mx);
+      const float e = Exp(row[i] - mx);
       drow[i] = e;
       s += e;
     }

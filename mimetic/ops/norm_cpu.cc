@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mimetic/ops/fast_math.h"
 #include "mimetic/ops/norm.h"
 
 namespace mimetic::ops {
@@ -33,33 +34,9 @@ void SumBlocks(const std::vector<T>& partial, int64_t blocks, int64_t d, T* out)
   }
 }
 
-// exp(x) to about 2 ulp for float, written so that GCC vectorises loops calling it (libm's expf is
-// a scalar call without -ffast-math). Cephes expf: x = n ln2 + r, |r| <= ln2 / 2, e^r by a degree-6
-// polynomial, 2^n assembled in the exponent bits. Inputs are clamped to [-87, 88] (no inf/denormals).
-// n = round(x log2 e) by the 1.5 * 2^23 trick: std::floor blocks GCC 12's vectoriser here. Measured
-// max relative error over [-87, 88]: 1.4 ulp.
-inline float ExpVec(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-inline double ExpVec(double x) { return std::exp(x); }
-
-template <typename T>
-inline T SigmoidVec(T z) {
-  return T(1) / (T(1) + ExpVec(-z));
-}
+// sigmoid: fast_math's vectorisable one for f32 (libm's expf is a scalar call without -ffast-math).
+inline float SigmoidVec(float z) { return fast_math::Sigmoid(z); }
+inline double SigmoidVec(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
 template <typename T>
 void RmsNormFast(const T* x, const T* w, T* y, int64_t rows, int64_t d, T eps) {

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mimetic/ops/fast_math.h"
 #include "mimetic/ops/selective_scan.h"
 
 namespace mimetic::ops {
@@ -28,80 +29,17 @@ using core::DType;
 
 constexpr int64_t kBlock = 16;  // channels per block: the lanes of every inner loop
 
-// 2^u for f32, vectorisable (Cephes exp2f: u = k + f, |f| <= 1/2, degree-6 polynomial, 2^k through
-// the exponent bits); relative error < 1e-7 on [-126, 127]. Saturates outside: ~1e-38 below (zero for
-// every use here), ~2.4e38 above. The clamps act on k and f, not on u: a clamp of u lets GCC's PRE
-// fold the whole function on the clamped path, and the loop stops vectorising.
-inline float Exp2F(float u) {
-  // k = round(u) by the 1.5·2^23 trick (std::floor does not vectorise without fast-math).
-  float k = (u + 12582912.0f) - 12582912.0f;
-  k = std::min(std::max(k, -126.0f), 127.0f);
-  const float f = std::min(std::max(u - k, -0.5f), 0.5f);
-  float p = 1.535336188319500e-4f;
-  p = p * f + 1.339887440266574e-3f;
-  p = p * f + 9.618437357674640e-3f;
-  p = p * f + 5.550332471162809e-2f;
-  p = p * f + 2.402264791363012e-1f;
-  p = p * f + 6.931472028550421e-1f;
-  p = p * f + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-
-// log for f32 in (0, inf), vectorisable (Cephes logf); relative error ~1e-7.
-inline float LogF(float x) {
-  int32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  float e = static_cast<float>(((bits >> 23) & 0xff) - 126);
-  const int32_t mbits = (bits & 0x807fffff) | 0x3f000000;  // mantissa in [0.5, 1)
-  float m;
-  std::memcpy(&m, &mbits, sizeof(m));
-  const bool small = m < 0.707106781186547524f;
-  // Selects of values only (no arithmetic inside the arms), so if-conversion always succeeds.
-  e -= small ? 1.0f : 0.0f;
-  m = (m - 1.0f) + (small ? m : 0.0f);
-  const float z = m * m;
-  float y = 7.0376836292e-2f;
-  y = y * m - 1.1514610310e-1f;
-  y = y * m + 1.1676998740e-1f;
-  y = y * m - 1.2420140846e-1f;
-  y = y * m + 1.4249322787e-1f;
-  y = y * m - 1.6668057665e-1f;
-  y = y * m + 2.0000714765e-1f;
-  y = y * m - 2.4999993993e-1f;
-  y = y * m + 3.3333331174e-1f;
-  y = y * m * z;
-  y += -2.12194440e-4f * e;
-  y += -0.5f * z;
-  return m + y + 0.693359375f * e;
-}
-
 // exp(dt·A) in the scans, as the CUDA kernels compute it: 2^(dt · A log2 e), with A log2 e ("scaled
 // A") precomputed per channel. The product dt·(A log2 e) is rounded once, as dt·A is for exp, so
-// this is as accurate as exp(dt·A) in f32. f64 keeps exp(dt·A).
+// this is as accurate as exp(dt·A) in f32 (fast_math::Exp2 saturates, see there). f64 keeps exp(dt·A).
 inline float ScaleA(float a) { return a * 1.44269504088896341f; }
 inline double ScaleA(double a) { return a; }
-inline float ExpScaled(float u) { return Exp2F(u); }
+inline float ExpScaled(float u) { return fast_math::Exp2(u); }
 inline double ExpScaled(double u) { return std::exp(u); }
-// e^x = 2^(x log2 e): the rounding of x log2 e adds |x|·6e-8 relative error, below 1e-6 for the
-// sigmoid/softplus arguments that matter (|x| < 16).
-inline float ExpF(float x) { return Exp2F(x * 1.44269504088896341f); }
-inline float Sigmoid(float x) { return 1.0f / (1.0f + ExpF(-x)); }
+// f32 sigmoid / softplus (x itself above the kernels' threshold 20) from fast_math.h, vectorisable.
+inline float Sigmoid(float x) { return fast_math::Sigmoid(x); }
 inline double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-// softplus(v) = max(v, 0) + log1p(exp(-|v|)), branch-free so it vectorises. Above the kernels'
-// threshold 20 this equals v in f32 (log1p(e^-20) = 2e-9 < ulp(20) / 2), as the threshold does.
-// log1p(y) = log(w)·y/(w − 1) with w = 1 + y keeps full relative accuracy for tiny y (Goldberg);
-// when w rounds to 1, LogF(1) = 0 and the result is y.
-inline float Softplus(float v) {
-  const float y = ExpF(-std::abs(v));
-  const float w = 1.0f + y;
-  const bool tiny = w == 1.0f;
-  const float log1p = LogF(w) * (y / (tiny ? 1.0f : w - 1.0f)) + (tiny ? y : 0.0f);
-  return std::max(v, 0.0f) + log1p;
-}
+inline float Softplus(float v) { return fast_math::Softplus(v); }
 // d softplus / dv: sigmoid(v), which is 1 in f32 above the threshold 20 anyway.
 inline float SoftplusGrad(float v) { return Sigmoid(v); }
 inline double SoftplusGrad(double v) { return v <= 20.0 ? Sigmoid(v) : 1.0; }

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mimetic/ops/fast_math.h"
 #include "mimetic/ops/ssd.h"
 
 namespace mimetic::ops {
@@ -27,66 +28,23 @@ namespace {
 
 using core::DType;
 
-// exp for float, vectorisable (no calls, no branches): exp(x) = 2^k exp(r), k = round(x log2 e),
-// |r| <= ln2/2, exp(r) by its degree-7 Taylor polynomial (relative error < 1e-7, about 1 ulp).
-// Inputs are clamped to [-87, 88]: exp(-87) ~ 1.6e-38 stands in for underflow.
-inline float FastExp(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
-  const float shifted = x * 1.44269504088896341f + 12582912.0f;  // 1.5 * 2^23: rounds to an integer
-  const float k = shifted - 12582912.0f;
-  float r = x - k * 0.693145751953125f;  // ln 2 split in a high part exact in float and a low part
-  r = r - k * 1.428606765330187e-06f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-
+// f32: fast_math.h's vectorisable exp, softplus (z itself above 20, as SsdSoftplus) and sigmoid for
+// softplus' (1 in f32 above 20, as SsdSoftplusGrad).
 template <typename T>
 inline T Exp(T x) {
   return std::exp(x);
 }
 template <>
 inline float Exp<float>(float x) {
-  return FastExp(x);
+  return fast_math::Exp(x);
 }
-
-// softplus(z) = max(z, 0) + log1p(exp(-|z|)) (z itself above 20, as SsdSoftplus), vectorisable:
-// log1p(w) = 2 atanh(s) = 2 (s + s³/3 + ... + s¹⁵/15) with s = w / (2 + w) <= 1/3 (truncation < 2e-9).
-inline float FastSoftplus(float z) {
-  const float w = FastExp(-std::abs(z));
-  const float s = w / (2.0f + w);
-  const float s2 = s * s;
-  float p = 1.0f / 15.0f;
-  p = p * s2 + 1.0f / 13.0f;
-  p = p * s2 + 1.0f / 11.0f;
-  p = p * s2 + 1.0f / 9.0f;
-  p = p * s2 + 1.0f / 7.0f;
-  p = p * s2 + 1.0f / 5.0f;
-  p = p * s2 + 1.0f / 3.0f;
-  p = p * s2 + 1.0f;
-  const float r = std::max(z, 0.0f) + 2.0f * s * p;
-  return z > 20.0f ? z : r;
-}
-
-// softplus'(z) = sigmoid(z) (1 above 20).
-inline float FastSoftplusGrad(float z) { return z > 20.0f ? 1.0f : 1.0f / (1.0f + FastExp(-z)); }
-
 template <typename T>
 inline T Softplus(T z) {
   return SsdSoftplus<T>(z);
 }
 template <>
 inline float Softplus<float>(float z) {
-  return FastSoftplus(z);
+  return fast_math::Softplus(z);
 }
 template <typename T>
 inline T SoftplusGrad(T z) {
@@ -94,7 +52,7 @@ inline T SoftplusGrad(T z) {
 }
 template <>
 inline float SoftplusGrad<float>(float z) {
-  return FastSoftplusGrad(z);
+  return fast_math::Sigmoid(z);
 }
 
 // Σ x[i] y[i] with 8 fixed lane-wise partial sums (vectorises; same bits on every run).
