@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/op.h"
 #include "mimetic/core/tensor.h"
+#include "mimetic/ops/cuda_glue.h"
 #include "mimetic/ops/conv1d.h"
 #include "mimetic/ops/conv1d_kernels.h"
 
@@ -16,37 +17,6 @@ namespace {
 
 using core::DType;
 
-// Device pointers (Tensor::data<T> checks for the CPU).
-template <typename T>
-const T* In(const Tensor& t) {
-  return static_cast<const T*>(t.storage()->data());
-}
-template <typename T>
-T* Out(const Tensor& t) {
-  return static_cast<T*>(t.storage()->data());
-}
-
-// The dispatcher has validated shapes and dtypes with InferMeta; this guards the device only.
-absl::Status CheckDevice(const core::Op& op, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  for (const Tensor& t : in) {
-    if (t.device() != core::Device::kCuda) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(op.name(), " CUDA kernel: input ", t.DebugString(), " is not on the GPU"));
-    }
-  }
-  for (const Tensor& t : out) {
-    if (t.device() != core::Device::kCuda) {
-      return absl::InternalError(
-          absl::StrCat(op.name(), " CUDA kernel: output ", t.DebugString(), " is not on the GPU"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status LaunchStatus(const core::Op& op, const char* error) {
-  if (error == nullptr) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(op.name(), " CUDA kernel: ", error));
-}
 
 // x: (B, L, C); weight: (C, K).
 template <typename T>
