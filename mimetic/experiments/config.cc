@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -12,6 +13,7 @@
 #include "mimetic/data/copy_task.h"
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
+#include "mimetic/experiments/sweep.h"
 #include "mimetic/init/gamma.h"
 #include "mimetic/init/mimetic.h"
 #include "mimetic/models/spec.h"
@@ -30,7 +32,9 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
   void AddError(int line, int column, const std::string& message) override {
     errors_.push_back(absl::StrCat("line ", line + 1, " column ", column + 1, ": ", message));
   }
-  void AddWarning(int line, int column, const std::string& message) override { AddError(line, column, message); }
+  void AddWarning(int line, int column, const std::string& message) override {
+    AddError(line, column, message);
+  }
   std::string Joined() const { return absl::StrJoin(errors_, "; "); }
 
  private:
@@ -39,6 +43,39 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
 
 absl::Status Bad(const std::string& field, const std::string& value, const std::string& expected) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", field, " = ", value, "; expected ", expected));
+}
+
+// Element `index` (a position, or the value of the element's `name` field) of the repeated message
+// field `f` of `msg`.
+absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message* msg,
+                                         const FieldDescriptor* f, const std::string& index) {
+  if (!f->is_repeated() || f->type() != FieldDescriptor::TYPE_MESSAGE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("override '", assignment, "': '", f->name(),
+                     "' is not a repeated message field, so it takes no [index]"));
+  }
+  const Reflection* r = msg->GetReflection();
+  const int size = r->FieldSize(*msg, f);
+  int position = -1;
+  if (absl::SimpleAtoi(index, &position)) {
+    if (position < 0 || position >= size) {
+      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", f->name(), "[", index,
+                                                     "] is out of range; it has ", size, " elements"));
+    }
+    return r->MutableRepeatedMessage(msg, f, position);
+  }
+  const FieldDescriptor* name = f->message_type()->FindFieldByName("name");
+  std::vector<std::string> names;
+  for (int k = 0; name != nullptr && name->type() == FieldDescriptor::TYPE_STRING && k < size; ++k) {
+    Message* element = r->MutableRepeatedMessage(msg, f, k);
+    const std::string element_name = element->GetReflection()->GetString(*element, name);
+    if (element_name == index) return element;
+    names.push_back(element_name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("override '", assignment, "': ", f->name(), " has no element named '", index,
+                   "'; expected a position in [0, ", size, ")",
+                   names.empty() ? "" : " or one of: " + absl::StrJoin(names, ", ")));
 }
 
 }  // namespace
@@ -67,14 +104,34 @@ absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment
   Message* msg = experiment;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Descriptor* d = msg->GetDescriptor();
+    // "variants[1]" or "variants[mimetic]": one element of a repeated message field.
+    std::string index;
+    if (const size_t open = parts[i].find('['); open != std::string::npos && parts[i].back() == ']') {
+      index = parts[i].substr(open + 1, parts[i].size() - open - 2);
+      parts[i] = parts[i].substr(0, open);
+      if (index.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': empty index in '",
+                                                       parts[i], "[]'; expected [position] or [name]"));
+      }
+    }
     const FieldDescriptor* f = d->FindFieldByName(parts[i]);
     if (f == nullptr) {
       std::vector<std::string> names;
       for (int k = 0; k < d->field_count(); ++k) names.push_back(d->field(k)->name());
-      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", d->name(), " has no field '",
-                                                     parts[i], "'; fields are: ", absl::StrJoin(names, ", ")));
+      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", d->name(),
+                                                     " has no field '", parts[i],
+                                                     "'; fields are: ", absl::StrJoin(names, ", ")));
     }
     const Reflection* r = msg->GetReflection();
+    if (!index.empty()) {
+      ASSIGN_OR_RETURN(msg, RepeatedElement(assignment, msg, f, index));
+      if (i + 1 == parts.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("override '", assignment, "': '", parts[i], "[", index,
+                         "]' is a message; name one of its fields after a '.'"));
+      }
+      continue;
+    }
     if (i + 1 == parts.size()) {
       if (f->is_repeated()) r->ClearField(msg, f);
       // Let the text-format parser convert the value, with the field's own type checks.
@@ -90,8 +147,8 @@ absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment
       parser.RecordErrorsTo(&errors);
       if (!f->is_repeated() && f->type() != FieldDescriptor::TYPE_MESSAGE) r->ClearField(msg, f);
       if (!parser.MergeFromString(text, msg)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("override '", assignment, "': cannot set ", path, " to '", value, "': ", errors.Joined()));
+        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': cannot set ", path,
+                                                       " to '", value, "': ", errors.Joined()));
       }
       return absl::OkStatus();
     }
@@ -178,8 +235,8 @@ absl::StatusOr<init::Transform> MakeTransform(const Variant& variant) {
         parts.push_back(init::GammaInit(t.gamma().gamma()));
         break;
       case InitTransform::KIND_NOT_SET:
-        return absl::InvalidArgumentError(
-            absl::StrCat("config: variant '", variant.name(), "' has an init entry with no kind (mimetic or gamma)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "config: variant '", variant.name(), "' has an init entry with no kind (mimetic or gamma)"));
     }
   }
   return init::Compose(parts);
@@ -197,14 +254,30 @@ absl::Status ValidateExperiment(Experiment* e) {
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: model: ", m.status().message()));
     *e->mutable_model() = *m;
   }
-  if (e->variants_size() == 0) return Bad("variants", "[]", "at least one variant (e.g. default and mimetic)");
+  if (e->variants_size() == 0)
+    return Bad("variants", "[]", "at least one variant (e.g. default and mimetic)");
   for (int i = 0; i < e->variants_size(); ++i) {
     Variant* v = e->mutable_variants(i);
     const std::string at = absl::StrCat("variants[", i, "]");
     if (v->name().empty()) return Bad(at + ".name", "\"\"", "a non-empty name");
+    // The name becomes a directory (points/<name>/...): nothing that could leave the run directory.
+    if (v->name()[0] == '.' ||
+        v->name().find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                    "0123456789._-+") != std::string::npos) {
+      return Bad(at + ".name", "\"" + v->name() + "\"",
+                 "letters, digits, '.', '_', '-', '+', not starting with '.'");
+    }
+    for (int j = 0; j < i; ++j) {
+      if (e->variants(j).name() == v->name()) {
+        return Bad(at + ".name", "\"" + v->name() + "\"",
+                   absl::StrCat("a name no other variant has (variants[", j, "] is also \"", v->name(),
+                                "\"; two variants with one name would share one run directory)"));
+      }
+    }
     if (v->has_model()) {
       absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(v->model());
-      if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".model: ", m.status().message()));
+      if (!m.ok())
+        return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".model: ", m.status().message()));
       *v->mutable_model() = *m;
     }
     const models::ModelSpec& spec = VariantModel(*e, *v);
@@ -228,8 +301,9 @@ absl::Status ValidateExperiment(Experiment* e) {
   for (int i = 0; i < e->variants_size(); ++i) {
     const models::ModelSpec& spec = VariantModel(*e, e->variants(i));
     if (models::PaddedVocab(spec) < task->model_vocab() || spec.vocab_size() < task->model_vocab()) {
-      return Bad("model.vocab_size", absl::StrCat(spec.vocab_size()),
-                 absl::StrCat(">= the task's ", task->model_vocab(), " token ids (content + BOS, SEP, EOS, PAD)"));
+      return Bad(
+          "model.vocab_size", absl::StrCat(spec.vocab_size()),
+          absl::StrCat(">= the task's ", task->model_vocab(), " token ids (content + BOS, SEP, EOS, PAD)"));
     }
   }
   const TrainSpec& t = e->train();
@@ -245,29 +319,45 @@ absl::Status ValidateExperiment(Experiment* e) {
   if (!(t.beta2() >= 0 && t.beta2() < 1)) return Bad("train.beta2", absl::StrCat(t.beta2()), "in [0, 1)");
   if (!(t.eps() > 0)) return Bad("train.eps", absl::StrCat(t.eps()), "> 0");
   if (t.eval_every() < 1) return Bad("train.eval_every", absl::StrCat(t.eval_every()), ">= 1");
-  if (t.checkpoint_every() < 1) return Bad("train.checkpoint_every", absl::StrCat(t.checkpoint_every()), ">= 1");
+  if (t.checkpoint_every() < 1)
+    return Bad("train.checkpoint_every", absl::StrCat(t.checkpoint_every()), ">= 1");
   if (t.log_every() < 1) return Bad("train.log_every", absl::StrCat(t.log_every()), ">= 1");
   if (t.early_stop_accuracy() < 0 || t.early_stop_accuracy() > 1) {
     return Bad("train.early_stop_accuracy", absl::StrCat(t.early_stop_accuracy()), "in [0, 1]");
   }
   RETURN_IF_ERROR(MakeSchedule(t).Validate());
   const EvalSpec& ev = e->eval();
-  if (ev.lengths_size() == 0) return Bad("eval.lengths", "[]", "at least one length (e.g. the training length and 2x)");
+  if (ev.lengths_size() == 0)
+    return Bad("eval.lengths", "[]", "at least one length (e.g. the training length and 2x)");
   for (int len : ev.lengths()) {
     if (len < 1) return Bad("eval.lengths", absl::StrCat(len), "lengths >= 1");
     absl::StatusOr<data::EvalBatch> probe = task->SampleEval(core::Key::FromSeed(0), 1, len);
-    if (!probe.ok()) return Bad("eval.lengths", absl::StrCat(len), absl::StrCat("a length the task accepts: ", probe.status().message()));
+    if (!probe.ok())
+      return Bad("eval.lengths", absl::StrCat(len),
+                 absl::StrCat("a length the task accepts: ", probe.status().message()));
   }
   if (ev.batch_size() < 1) return Bad("eval.batch_size", absl::StrCat(ev.batch_size()), ">= 1");
   if (ev.num_batches() < 1) return Bad("eval.num_batches", absl::StrCat(ev.num_batches()), ">= 1");
   if (ev.final_batches() < 1) return Bad("eval.final_batches", absl::StrCat(ev.final_batches()), ">= 1");
   if (e->seeds_size() == 0) return Bad("seeds", "[]", "at least one seed");
-  if (e->device() != "cpu" && e->device() != "cuda") return Bad("device", "\"" + e->device() + "\"", "\"cpu\" or \"cuda\"");
+  for (int i = 0; i < e->seeds_size(); ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (e->seeds(i) == e->seeds(j)) {
+        return Bad("seeds", absl::StrCat("[", absl::StrJoin(e->seeds(), ", "), "]"),
+                   absl::StrCat("distinct seeds (", e->seeds(i),
+                                " appears twice; a repeated seed would be counted "
+                                "twice in the mean and standard error)"));
+      }
+    }
+  }
+  if (e->device() != "cpu" && e->device() != "cuda")
+    return Bad("device", "\"" + e->device() + "\"", "\"cpu\" or \"cuda\"");
   if (e->output_dir().empty()) return Bad("output_dir", "\"\"", "a directory");
   return absl::OkStatus();
 }
 
-absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::vector<std::string>& overrides) {
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
+                                          const std::vector<std::string>& overrides) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read '", path, "'"));
   std::stringstream text;
@@ -275,7 +365,11 @@ absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::ve
   absl::StatusOr<Experiment> e = ParseExperiment(text.str());
   if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.status().message()));
   for (const std::string& o : overrides) RETURN_IF_ERROR(ApplyOverride(o, &*e));
-  RETURN_IF_ERROR(ValidateExperiment(&*e));
+  // Checked on a copy: the experiment stays unresolved (default_layer, layer_overrides kept) so that
+  // sweep axes over model fields still apply to every point; each point resolves its own copy.
+  Experiment check = *e;
+  RETURN_IF_ERROR(ValidateExperiment(&check));
+  RETURN_IF_ERROR(ExpandGrid(*e).status());
   return e;
 }
 
@@ -283,13 +377,14 @@ train::OptimizerConfig MakeOptimizerConfig(const TrainSpec& t) {
   train::OptimizerConfig c;
   c.adamw = ops::AdamWHyper{t.beta1(), t.beta2(), t.eps(), t.weight_decay()};
   c.max_grad_norm = t.max_grad_norm();
-  if (t.mamba_no_decay()) c.no_decay_globs = {"**/A_log", "**/D", "**/dt_bias", "**/dt_proj/bias", "**/norm*/**", "norm_f/**"};
+  if (t.mamba_no_decay())
+    c.no_decay_globs = {"**/A_log", "**/D", "**/dt_bias", "**/dt_proj/bias", "**/norm*/**", "norm_f/**"};
   return c;
 }
 
 train::Schedule MakeSchedule(const TrainSpec& t) {
   train::Schedule s;
-  s.kind = t.schedule() == "cosine" ? train::Schedule::kCosine
+  s.kind = t.schedule() == "cosine"     ? train::Schedule::kCosine
            : t.schedule() == "constant" ? train::Schedule::kConstant
                                         : train::Schedule::kLinear;
   s.peak_lr = t.lr();

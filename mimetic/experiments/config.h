@@ -24,7 +24,9 @@ namespace mimetic::experiments {
 // Parses `text` (protobuf text format); unknown fields and syntax errors name the line and field.
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
 // Reads `path`, parses it, applies `overrides` ("a.b.c=value"; repeated fields take "[v1, v2]"),
-// resolves the model spec(s) and validates. Every problem is an InvalidArgument naming the field.
+// validates the experiment and every point of its sweep (sweep.h). The result is NOT resolved (model
+// specs keep default_layer / layer_overrides) so that sweep axes over model fields still apply;
+// PointExperiment resolves each point. Every problem is an InvalidArgument naming the field.
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::vector<std::string>& overrides);
 // One override "train.lr=5e-4" (or "model.default_layer.mamba2.d_state=32", "eval.lengths=[50,100]").
 absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment);

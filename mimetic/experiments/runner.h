@@ -1,55 +1,62 @@
-// Runs an experiment: for every variant and seed, builds the model (default init + the variant's
-// transforms), trains it with the jitted step, evaluates at the requested lengths, logs, checkpoints
-// (and resumes), and finally writes the summary table, accuracy curves and attention maps.
+// Runs an experiment: expands its sweep into grid points (variants x axes x seeds, sweep.h), runs
+// every point that has not finished (in this process, or side by side in child processes with
+// `jobs` > 1), then aggregates whatever has finished into summaries and plots.
 //
 //   ASSIGN_OR_RETURN(Experiment e, LoadExperiment(path, overrides));
 //   ASSIGN_OR_RETURN(ExperimentSummary s, RunExperiment(e, RunOptions{}));
 //   std::cout << s.table;
 //
-// Run directory <output_dir>/<name>/: config.textproto (resolved), metrics.jsonl, tb/ (TensorBoard),
-// summary.csv, summary.md, checkpoints/<variant>/seed<k>/step_*.safetensors, plots/*.png.
+// Run directory <output_dir>/<name>/:
+//   sweep.textproto          the experiment as given (unresolved; child processes and cluster jobs
+//                            read their grid point from it)
+//   points/<variant>[/<axis>=<value>,...]/seed<k>/   one directory per grid point (point_run.h)
+//   summary.md, summary.csv  mean ± standard error over seeds per variant (and axis values), with the
+//                            learning rate chosen per variant when the sweep has a train.lr axis
+//   runs.csv                 every finished point's final numbers
+//   plots/accuracy_len<L>.png  exact accuracy against step, one line per point
 #ifndef MIMETIC_EXPERIMENTS_RUNNER_H_
 #define MIMETIC_EXPERIMENTS_RUNNER_H_
 
-#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "mimetic/experiments/aggregate.h"
 #include "mimetic/experiments/experiment.pb.h"
+#include "mimetic/experiments/point_run.h"
 
 namespace mimetic::experiments {
 
 struct RunOptions {
   std::ostream* progress = nullptr;  // progress lines (stderr when null)
   bool plots = true;                 // PNG curves and attention maps
-  // Stop each run after this many steps in this process, checkpointing first, as a job killed by
+  // Stop each point after this many steps in this process, checkpointing first, as a job killed by
   // a scheduler would (0 = no limit). Running again resumes from that checkpoint.
   int64_t step_budget = 0;
-};
-
-// Final evaluation of one (variant, seed) run.
-struct RunResult {
-  std::string variant;
-  uint64_t seed = 0;
-  int64_t steps = 0;
-  double seconds = 0;
-  std::map<int64_t, double> exact;  // eval length -> exact-string accuracy
-  std::map<int64_t, double> token;  // eval length -> per-token accuracy
-  std::vector<double> losses;       // training loss per step (this process's steps)
+  // Grid points run side by side, each in a child process running `self` with --point; the cores
+  // (`cores`, 0 = every core this process may use) are divided among them so none is oversubscribed.
+  int jobs = 1;
+  int cores = 0;
+  std::string self;  // the runner binary (default /proc/self/exe)
+  // Run nothing: summarise the points that have finished and list the others.
+  bool aggregate_only = false;
 };
 
 struct ExperimentSummary {
   std::string run_dir;
-  std::vector<RunResult> runs;
-  std::string table;  // markdown: variant x length, mean ± std over seeds
+  std::vector<GridPoint> grid;
+  std::vector<RunResult> runs;  // one per grid point, in grid order (finished or not)
+  Aggregate aggregate;
+  std::string table;  // summary.md
 };
 
 absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& experiment, const RunOptions& options);
 
-// Mean and sample std over seeds of each variant's final accuracy, as a markdown table.
-std::string SummaryTable(const Experiment& e, const std::vector<RunResult>& runs);
+// Runs grid point `index` of the experiment saved in `sweep_config` (a run directory's
+// sweep.textproto): what a child process (--jobs) or a cluster job does.
+absl::StatusOr<RunResult> RunSavedPoint(const std::string& sweep_config, int index,
+                                        const PointOptions& options);
 
 }  // namespace mimetic::experiments
 

@@ -1,0 +1,114 @@
+#include "mimetic/experiments/run_flags.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "mimetic/experiments/threads.h"
+
+ABSL_FLAG(int, jobs, 1,
+          "grid points run side by side in child processes; the cores are divided among them (each gets "
+          "cores/jobs threads), so they never oversubscribe the machine");
+ABSL_FLAG(int, threads, 0, "CPU threads for this process (0: every core it may use)");
+ABSL_FLAG(bool, aggregate, false,
+          "run nothing: summarise the grid points that have finished and list the others");
+ABSL_FLAG(bool, plots, true, "write PNG plots (accuracy curves, attention maps)");
+ABSL_FLAG(int64_t, step_budget, 0,
+          "stop each grid point after this many steps in this process, checkpointing first (0: no limit)");
+ABSL_FLAG(std::string, point_of, "",
+          "internal: run one grid point of the sweep saved at this path (a run directory's sweep.textproto)");
+ABSL_FLAG(int, point, -1, "internal: with --point_of, the grid point's index");
+
+namespace mimetic::experiments {
+
+std::vector<std::string> ExtractSetFlags(int* argc, char** argv) {
+  std::vector<std::string> sets;
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strcmp(argv[i], "--set") == 0 || std::strcmp(argv[i], "-set") == 0) {
+      if (i + 1 < *argc)
+        sets.push_back(argv[++i]);
+      else
+        sets.push_back("");  // "--set" with no value: ApplyOverride names the problem
+    } else if (absl::StartsWith(argv[i], "--set=") || absl::StartsWith(argv[i], "-set=")) {
+      sets.push_back(std::strchr(argv[i], '=') + 1);
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  argv[out] = nullptr;
+  return sets;
+}
+
+absl::StatusOr<RunOptions> OptionsFromFlags() {
+  RunOptions o;
+  o.jobs = absl::GetFlag(FLAGS_jobs);
+  if (o.jobs < 1) return absl::InvalidArgumentError(absl::StrCat("--jobs=", o.jobs, "; expected >= 1"));
+  const int threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 0) return absl::InvalidArgumentError(absl::StrCat("--threads=", threads, "; expected >= 0"));
+  if (threads > 0) SetThreadCount(threads);
+  o.cores = threads;
+  o.aggregate_only = absl::GetFlag(FLAGS_aggregate);
+  o.plots = absl::GetFlag(FLAGS_plots);
+  o.step_budget = absl::GetFlag(FLAGS_step_budget);
+  if (o.step_budget < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--step_budget=", o.step_budget, "; expected >= 0"));
+  }
+  return o;
+}
+
+bool IsPointMode() { return !absl::GetFlag(FLAGS_point_of).empty(); }
+
+int RunPointMode() {
+  absl::StatusOr<RunOptions> o = OptionsFromFlags();
+  if (!o.ok()) {
+    std::cerr << "error: " << o.status().message() << "\n";
+    return 2;
+  }
+  PointOptions po{nullptr, o->plots, o->step_budget};
+  absl::StatusOr<RunResult> r = RunSavedPoint(absl::GetFlag(FLAGS_point_of), absl::GetFlag(FLAGS_point), po);
+  if (!r.ok()) {
+    std::cerr << "error: " << r.status().message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+void ResolveOutputDir(Experiment* e) {
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      cwd != nullptr && !e->output_dir().empty() && e->output_dir()[0] != '/') {
+    e->set_output_dir(std::string(cwd) + "/" + e->output_dir());
+  }
+}
+
+int RunAndReport(Experiment e) {
+  absl::StatusOr<RunOptions> o = OptionsFromFlags();
+  if (!o.ok()) {
+    std::cerr << "error: " << o.status().message() << "\n";
+    return 2;
+  }
+  ResolveOutputDir(&e);
+  std::cerr << "experiment " << e.name() << ": " << e.variants_size() << " variants x " << e.seeds_size()
+            << " seeds" << (e.sweep().axes().empty() ? "" : " x sweep axes") << ", " << e.train().steps()
+            << " steps each; outputs in " << e.output_dir() << "/" << e.name() << "\n";
+  absl::StatusOr<ExperimentSummary> s = RunExperiment(e, *o);
+  if (!s.ok()) {
+    std::cerr << "error: " << s.status().message() << "\n(earlier checkpoints, results and logs are kept in "
+              << e.output_dir() << "/" << e.name() << "; running the same command again resumes)\n";
+    return 1;
+  }
+  std::cout << "\n"
+            << e.name() << ": final accuracy (mean ± standard error over seeds)\n\n"
+            << s->table << "\n";
+  std::cout
+      << "run directory: " << s->run_dir
+      << " (summary.md, summary.csv, runs.csv, plots/, points/<variant>/.../seed<k>/ with metrics.jsonl, "
+         "tb/, checkpoints/)\n";
+  return 0;
+}
+
+}  // namespace mimetic::experiments
