@@ -1,0 +1,240 @@
+#include "mimetic/experiments/figure_render.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mimetic/experiments/files.h"
+#include "mimetic/experiments/plots.h"
+#include "mimetic/experiments/png_test_util.h"
+
+namespace mimetic::experiments {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string TestDir(const std::string& name) {
+  return absl::StrCat(::testing::TempDir(), "/figure_render_test_", name);
+}
+
+// Accuracy-like curves rising to `ceiling` with seed-dependent noise: rows = seeds.
+std::vector<std::vector<double>> SeedCurves(const std::vector<double>& steps, double rate, double ceiling) {
+  std::vector<std::vector<double>> ys;
+  for (int seed = 0; seed < 3; ++seed) {
+    std::vector<double> row;
+    for (double step : steps) {
+      const double noise = 0.04 * std::sin(0.7 * step / 100 + 2.1 * seed);
+      row.push_back(std::clamp(ceiling * (1 - std::exp(-rate * step)) + noise, 0.0, 1.0));
+    }
+    ys.push_back(row);
+  }
+  return ys;
+}
+
+// The form of Fig. 1: two accuracy panels (bands, dotted at the training length and solid beyond),
+// an annotated grid with labels (Fig. 3's form), and a causal attention map with the paste mark.
+Figure DemoFigure() {
+  std::vector<double> steps;
+  for (int s = 0; s <= 2000; s += 100) steps.push_back(s);
+  Figure figure;
+  figure.title = "Demo: copy task, default vs mimetic";
+  for (const char* metric : {"exact", "per-token"}) {
+    CurvePanel panel{absl::StrCat("Copy, ", metric, " accuracy"), "step", absl::StrCat(metric, " accuracy")};
+    panel.y_min = 0;
+    panel.y_max = 1;
+    for (int variant = 0; variant < 2; ++variant) {
+      for (int length : {50, 100}) {
+        const double ceiling = (variant == 1 ? 0.95 : 0.4) * (length == 50 ? 1.0 : 0.7);
+        absl::StatusOr<Band> band = MeanBand(absl::StrCat(variant ? "mimetic" : "default", " @", length),
+                                             steps, SeedCurves(steps, variant ? 0.004 : 0.001, ceiling));
+        EXPECT_TRUE(band.ok()) << band.status();
+        band->dotted = length == 50;
+        band->color = variant;
+        panel.bands.push_back(*band);
+      }
+    }
+    figure.panels.push_back(panel);
+  }
+  HeatmapPanel grid{"Exact accuracy at 2x, per component set", "model", "components", "accuracy"};
+  grid.rows = 4;
+  grid.cols = 2;
+  grid.values = {0.05, 0.10, 0.42, 0.51, 0.93, 0.88, kNaN, 0.97};
+  grid.lo = 0;
+  grid.hi = 1;
+  grid.row_labels = {"none", "A", "A+C", "all"};
+  grid.col_labels = {"Mamba 1", "Mamba 2"};
+  grid.annotate = true;
+  figure.panels.push_back(grid);
+
+  const int64_t L = 40;
+  HeatmapPanel map{"mimetic, layer 2 (head average)", "key position", "query position", "attention"};
+  map.rows = map.cols = L;
+  map.mark = 21;
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t j = 0; j < L; ++j) {
+      // A copy head: after the mark, query i attends to key i - 20; elsewhere to itself.
+      const int64_t target = i >= 21 ? i - 20 : i;
+      map.values.push_back(j > i ? kNaN : (j == target ? 0.9 : 0.1 / (i + 1)));
+    }
+  }
+  figure.panels.push_back(map);
+  return figure;
+}
+
+class FigureRenderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!ProgramOnPath("gnuplot")) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  }
+};
+
+TEST_F(FigureRenderTest, DrawsAllPanelTypes) {
+  const std::string dir = TestDir("all");
+  const std::string png = dir + "/figure.png";
+  const Figure figure = DemoFigure();
+  ASSERT_TRUE(RenderFigure(png, figure).ok()) << RenderFigure(png, figure);
+
+  const PixelSize size = FigureSize(figure);
+  EXPECT_EQ(size.width, 2 * 520);
+  EXPECT_EQ(size.height, 2 * 400 + kFigureTitleHeight);
+  const DecodedPng image = DecodePng(png);
+  EXPECT_EQ(image.width, static_cast<uint32_t>(size.width));
+  EXPECT_EQ(image.height, static_cast<uint32_t>(size.height));
+  EXPECT_GE(CountDistinctColors(image), 50u);
+  // The bands' fills (20% of the line colour over white) and the lines themselves.
+  for (int color : {0, 1}) {
+    const Rgb line = ParseHexColor(LineColor(color));
+    const auto blend = [](uint8_t c) {
+      return static_cast<uint8_t>(std::lround((1 - kBandFillAlpha) * 255 + kBandFillAlpha * c));
+    };
+    const Rgb fill{blend(line.r), blend(line.g), blend(line.b)};
+    EXPECT_GT(CountNear(image, fill, 3), 200u) << "band fill of colour " << color;
+    EXPECT_GT(CountNear(image, line, 3), 200u) << "line of colour " << color;
+  }
+  // The heatmaps: both ends of viridis, and the red paste mark.
+  EXPECT_GT(CountNear(image, ColormapColor(Colormap::kViridis, 0), 3), 1000u);
+  EXPECT_GT(CountNear(image, ColormapColor(Colormap::kViridis, 1), 3), 100u);
+  EXPECT_GT(CountNear(image, {0xe4, 0x1a, 0x1c}, 3), 50u);
+
+  // The script and data stay next to the PNG, and redraw it.
+  for (const char* name : {"figure.gp", "figure.panel0.dat", "figure.panel3.dat"})
+    EXPECT_TRUE(FileExists(absl::StrCat(dir, "/", name))) << name;
+  EXPECT_FALSE(FileExists(png + ".tmp"));
+  ASSERT_EQ(::unlink(png.c_str()), 0);
+  absl::StatusOr<ProgramResult> redraw = RunProgram({"gnuplot", "figure.gp"}, dir);
+  ASSERT_TRUE(redraw.ok()) << redraw.status();
+  EXPECT_EQ(redraw->exit_code, 0) << redraw->output;
+  EXPECT_EQ(DecodePng(png).width, static_cast<uint32_t>(size.width));
+}
+
+TEST_F(FigureRenderTest, OddPanelCountAndNoTitle) {
+  Figure figure = DemoFigure();
+  figure.title.clear();
+  figure.columns = 2;
+  figure.panels.pop_back();  // 3 panels: two rows, the second half empty
+  const std::string png = TestDir("odd") + "/f.png";
+  ASSERT_TRUE(RenderFigure(png, figure).ok());
+  const DecodedPng image = DecodePng(png);
+  EXPECT_EQ(image.width, 1040u);
+  EXPECT_EQ(image.height, 800u);
+}
+
+TEST_F(FigureRenderTest, PanelWithoutDataSaysSo) {
+  Figure figure;
+  CurvePanel empty{"nothing ran", "step", "accuracy"};
+  empty.bands.push_back(Band{"default", {0, 100}, {kNaN, kNaN}, {kNaN, kNaN}, {kNaN, kNaN}});
+  figure.panels.push_back(empty);
+  EXPECT_TRUE(RenderFigure(TestDir("nodata") + "/f.png", figure).ok());
+}
+
+TEST_F(FigureRenderTest, FailureKeepsTheOldPngAndReportsGnuplot) {
+  const std::string png = TestDir("keep") + "/figure.png";
+  ASSERT_TRUE(RenderFigure(png, DemoFigure()).ok());
+  const absl::StatusOr<std::string> before = ReadFileToString(png);
+  ASSERT_TRUE(before.ok());
+
+  Figure failing = DemoFigure();
+  failing.gnuplot = "false";  // exits 1 without drawing
+  absl::Status status = RenderFigure(png, failing);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(status.message(), HasSubstr("exited with status 1"));
+  EXPECT_EQ(*ReadFileToString(png), *before);
+
+  // gnuplot not installed: the error says which package to install.
+  failing.gnuplot = "/nonexistent/gnuplot";
+  status = RenderFigure(png, failing);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("gnuplot-nox"));
+  EXPECT_EQ(*ReadFileToString(png), *before);
+}
+
+TEST(FigureRenderValidationTest, BadInputNamesThePanelAndBand) {
+  const std::string png = TestDir("bad") + "/f.png";
+  EXPECT_THAT(RenderFigure(png, Figure{"empty"}).message(), HasSubstr("has no panels"));
+
+  Figure figure = DemoFigure();
+  std::get<CurvePanel>(figure.panels[1]).bands[2].hi.pop_back();
+  absl::Status status = RenderFigure(png, figure);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("panel 1 (\"Copy, per-token accuracy\"), band \"mimetic @50\""));
+
+  figure = DemoFigure();
+  std::get<HeatmapPanel>(figure.panels[2]).values.pop_back();
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("7 values for a (4, 2) grid, expected 8"));
+
+  figure = DemoFigure();
+  std::get<HeatmapPanel>(figure.panels[2]).row_labels.pop_back();
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("3 row labels for 4 rows"));
+
+  figure = DemoFigure();
+  std::get<HeatmapPanel>(figure.panels[3]).mark = 41;
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("mark 41 is outside the grid"));
+
+  figure = DemoFigure();
+  std::get<HeatmapPanel>(figure.panels[3]).annotate = true;
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("annotate is for grids of at most"));
+
+  figure = DemoFigure();
+  std::get<HeatmapPanel>(figure.panels[2]).lo = 1;
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("colour range [1, 1] is empty"));
+
+  figure = DemoFigure();
+  std::get<CurvePanel>(figure.panels[0]).log_x = true;  // the steps start at 0
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("on a logarithmic x axis"));
+
+  figure = DemoFigure();
+  figure.columns = 0;
+  EXPECT_THAT(RenderFigure(png, figure).message(), HasSubstr("columns must be >= 1"));
+  EXPECT_FALSE(FileExists(png));
+}
+
+TEST(MeanBandTest, MeanAndStandardErrorOverSeeds) {
+  absl::StatusOr<Band> band = MeanBand("m", {0, 1, 2}, {{1, 2, kNaN}, {3, kNaN, kNaN}, {5, 4, kNaN}});
+  ASSERT_TRUE(band.ok()) << band.status();
+  EXPECT_EQ(band->name, "m");
+  // x = 0: {1, 3, 5}: mean 3, sd 2, se 2 / sqrt(3).
+  EXPECT_DOUBLE_EQ(band->mean[0], 3);
+  EXPECT_NEAR(band->hi[0] - band->mean[0], 2 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(band->mean[0] - band->lo[0], 2 / std::sqrt(3.0), 1e-12);
+  // x = 1: the seed without a value is left out: {2, 4}, se = sqrt(2) / sqrt(2) = 1.
+  EXPECT_DOUBLE_EQ(band->mean[1], 3);
+  EXPECT_NEAR(band->hi[1], 4, 1e-12);
+  // x = 2: no seed: a gap.
+  EXPECT_TRUE(std::isnan(band->mean[2]) && std::isnan(band->lo[2]) && std::isnan(band->hi[2]));
+
+  absl::StatusOr<Band> one = MeanBand("one", {0}, {{0.5}});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->lo[0], 0.5);
+  EXPECT_EQ(one->hi[0], 0.5);
+
+  absl::StatusOr<Band> bad = MeanBand("m", {0, 1}, {{1, 2}, {3}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("band \"m\": seed 1 has 1 values for 2 xs"));
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
