@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -173,8 +174,23 @@ std::string CurveScript(const CurvePanel& panel, const std::string& data_name, s
     ++block;
   }
   // The legend goes below the axes so it never covers a curve; several entries share a row.
-  absl::StrAppend(script, "set grid\nset key below horizontal maxrows 4 font ',9'\n");
-  if (panel.log_x) absl::StrAppend(script, "set logscale x\n");
+  absl::StrAppend(script, "set grid\nset key below horizontal maxrows 4 font ',9' height 1\n");
+  if (panel.log_x) {
+    // gnuplot widens a log axis to whole decades; keep it to the data, with a tic at each x when the
+    // xs are few (head dims 8, 16, ..., 1024).
+    absl::StrAppend(script, "set logscale x\nset autoscale xfix\n");
+    std::set<double> xs;
+    for (const Band& band : panel.bands) {
+      for (double x : band.xs) {
+        if (std::isfinite(x)) xs.insert(x);
+      }
+    }
+    if (!xs.empty() && xs.size() <= 12) {
+      std::vector<std::string> tics;
+      for (double x : xs) tics.push_back(absl::StrFormat("%g", x));
+      absl::StrAppend(script, "set xtics (", absl::StrJoin(tics, ", "), ")\n");
+    }
+  }
   if (panel.y_min || panel.y_max) {
     absl::StrAppend(script, "set yrange [", panel.y_min ? GpNumber(*panel.y_min) : "*", ":",
                     panel.y_max ? GpNumber(*panel.y_max) : "*", "]\n");
@@ -370,6 +386,30 @@ absl::StatusOr<Band> MeanBand(const std::string& name, const std::vector<double>
     band.hi.push_back(stat.mean + stat.se);
   }
   return band;
+}
+
+absl::StatusOr<HeatmapPanel> AttentionMapPanel(const std::string& title, const models::LayerMap& map,
+                                               bool use_mask, std::optional<double> mark) {
+  const int64_t L = map.length;
+  const std::vector<double>& values = use_mask ? map.mask : map.map;
+  if (L <= 0 || static_cast<int64_t>(values.size()) != L * L) {
+    return absl::InvalidArgumentError(absl::StrCat("attention map \"", title, "\": length ", L, " with ",
+                                                   values.size(), use_mask ? " mask" : " map",
+                                                   " values, expected ", L, " x ", L));
+  }
+  HeatmapPanel panel{title, "key position j", "query position i", use_mask ? "average mask" : "attention"};
+  panel.rows = panel.cols = L;
+  panel.values = values;
+  // Blank the upper triangle: it is not part of a causal map and would skew the colour range.
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t j = i + 1; j < L; ++j) panel.values[i * L + j] = std::numeric_limits<double>::quiet_NaN();
+  }
+  if (use_mask) {
+    panel.lo = 0;
+    panel.hi = 1;
+  }
+  panel.mark = mark;
+  return panel;
 }
 
 }  // namespace mimetic::experiments

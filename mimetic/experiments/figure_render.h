@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
 
@@ -86,10 +87,11 @@ inline constexpr double kBandFillAlpha = 0.2;
 // Draws `figure` into `png_path`. Writes `<stem>.gp` (the gnuplot script) and `<stem>.panel<i>.dat`
 // (each panel's data) next to the PNG, so `gnuplot <stem>.gp` in that directory redraws it; gnuplot
 // draws into a temporary file renamed over the PNG, so a failure leaves an earlier PNG intact. Uses the
-// pngcairo terminal when gnuplot has it and libgd's png otherwise. Text is drawn literally (noenhanced).
-// Errors: InvalidArgument naming the panel (and band) for an empty figure, mismatched vector sizes, a
-// value range that is empty, labels that do not match the grid, a mark outside it, or log_x with x <= 0;
-// FailedPrecondition when gnuplot is not installed; Internal with gnuplot's output when it fails.
+// pngcairo terminal when gnuplot has it and libgd's png otherwise (which draws dotted lines solid). Text is
+// drawn literally (noenhanced). Errors: InvalidArgument naming the panel (and band) for an empty figure,
+// mismatched vector sizes, a value range that is empty, labels that do not match the grid, a mark outside it,
+// or log_x with x <= 0; FailedPrecondition when gnuplot is not installed; Internal with gnuplot's output when
+// it fails.
 absl::Status RenderFigure(const std::string& png_path, const Figure& figure);
 
 // The mean and mean -+ standard error over seeds at each x: per_seed_ys[s][i] is seed s at xs[i]. Each
@@ -98,6 +100,14 @@ absl::Status RenderFigure(const std::string& png_path, const Figure& figure);
 // seed when a row's length differs from xs.
 absl::StatusOr<Band> MeanBand(const std::string& name, const std::vector<double>& xs,
                               const std::vector<std::vector<double>>& per_seed_ys);
+
+// A heatmap panel of one layer's attention map (`use_mask` false) or its average decay mask (true),
+// as computed by models::ComputeLayerMap: axes "key position j" and "query position i", the upper
+// triangle (j > i, not part of a causal map) blank, the map's colours ranged over its lower triangle
+// and the mask's over [0, 1] so that layers compare. `mark` as in HeatmapPanel (where the paste string
+// starts). InvalidArgument naming `title` when the map is not (L, L).
+absl::StatusOr<HeatmapPanel> AttentionMapPanel(const std::string& title, const models::LayerMap& map,
+                                               bool use_mask, std::optional<double> mark = std::nullopt);
 
 }  // namespace mimetic::experiments
 

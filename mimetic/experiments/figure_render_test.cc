@@ -172,6 +172,104 @@ TEST_F(FigureRenderTest, FailureKeepsTheOldPngAndReportsGnuplot) {
   EXPECT_EQ(*ReadFileToString(png), *before);
 }
 
+// The other forms the paper's figures take: Fig. 3's 16-combination grid, Fig. 5's many head dims
+// (one colour each, dotted at 2x and solid at 4x) and accuracy against head dim on a log axis, and
+// attention maps from models::LayerMap side by side.
+TEST_F(FigureRenderTest, PaperForms) {
+  Figure figure{"Paper forms", 2, {}, 560, 480};
+  HeatmapPanel grid{"Fig. 3 form: exact accuracy at 2x", "model, eval length", "mimetic components",
+                    "accuracy"};
+  grid.rows = 16;
+  grid.cols = 4;
+  grid.lo = 0;
+  grid.hi = 1;
+  grid.col_labels = {"M1 @2x", "M1 @6x", "M2 @2x", "M2 @6x"};
+  for (int combo = 0; combo < 16; ++combo) {
+    std::string label;
+    for (int bit = 0; bit < 4; ++bit) {
+      if (combo & (1 << bit)) absl::StrAppend(&label, label.empty() ? "" : "+", std::string(1, "ADCV"[bit]));
+    }
+    grid.row_labels.push_back(label.empty() ? "none" : label);
+    for (int c = 0; c < 4; ++c) grid.values.push_back(std::fmod(0.07 * combo + 0.11 * c, 1.0));
+  }
+  grid.annotate = true;
+  figure.panels.push_back(grid);
+
+  CurvePanel dims{"Fig. 5 form: linear attention head dims", "step", "exact accuracy"};
+  dims.y_min = 0;
+  dims.y_max = 1;
+  std::vector<double> steps;
+  for (int s = 0; s <= 1000; s += 50) steps.push_back(s);
+  CurvePanel by_dim{"accuracy against head dim", "head dim", "exact accuracy at 2x"};
+  by_dim.log_x = true;
+  by_dim.y_min = 0;
+  by_dim.y_max = 1;
+  std::vector<double> head_dims;
+  std::vector<std::vector<double>> finals(3);
+  for (int k = 0; k < 8; ++k) {
+    const int dim = 8 << k;
+    head_dims.push_back(dim);
+    for (int length : {2, 4}) {
+      absl::StatusOr<Band> band = MeanBand(absl::StrCat("d=", dim, " @", length, "x"), steps,
+                                           SeedCurves(steps, 0.003, (k + 1) / (length == 2 ? 8.0 : 10.0)));
+      ASSERT_TRUE(band.ok());
+      band->dotted = length == 2;
+      band->color = k;
+      dims.bands.push_back(*band);
+    }
+    for (int seed = 0; seed < 3; ++seed) finals[seed].push_back(0.1 * k + 0.03 * seed);
+  }
+  figure.panels.push_back(dims);
+  absl::StatusOr<Band> final_band = MeanBand("linear attention", head_dims, finals);
+  ASSERT_TRUE(final_band.ok());
+  by_dim.bands.push_back(*final_band);
+  figure.panels.push_back(by_dim);
+
+  const int64_t L = 24;
+  models::LayerMap layer;
+  layer.length = L;
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t j = 0; j < L; ++j) {
+      layer.map.push_back(j <= i ? std::exp(-0.3 * (i - j)) : 0.0);
+      layer.mask.push_back(j <= i ? std::exp(-0.05 * (i - j)) : 0.0);
+    }
+  }
+  for (bool use_mask : {false, true}) {
+    absl::StatusOr<HeatmapPanel> panel =
+        AttentionMapPanel(use_mask ? "default, layer 1 (mask)" : "default, layer 1 (channel average)", layer,
+                          use_mask, /*mark=*/11);
+    ASSERT_TRUE(panel.ok()) << panel.status();
+    figure.panels.push_back(*panel);
+  }
+  const std::string png = TestDir("paper_forms") + "/figure.png";
+  ASSERT_TRUE(RenderFigure(png, figure).ok()) << RenderFigure(png, figure);
+  const DecodedPng image = DecodePng(png);
+  EXPECT_EQ(image.width, 1120u);
+  EXPECT_EQ(image.height, 3u * 480 + kFigureTitleHeight);
+  for (int color : {0, 7}) EXPECT_GT(CountNear(image, ParseHexColor(LineColor(color)), 3), 50u) << color;
+}
+
+TEST(AttentionMapPanelTest, BlanksTheUpperTriangleAndRangesTheMask) {
+  models::LayerMap layer{2, {0.5, 0.0, 0.25, 0.75}, {1.0, 0.0, 0.5, 1.0}};
+  absl::StatusOr<HeatmapPanel> map = AttentionMapPanel("m", layer, /*use_mask=*/false, 1);
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map->rows, 2);
+  EXPECT_EQ(map->values[0], 0.5);
+  EXPECT_TRUE(std::isnan(map->values[1]));
+  EXPECT_EQ(map->values[2], 0.25);
+  EXPECT_FALSE(map->lo.has_value());
+  EXPECT_EQ(map->mark, 1);
+  EXPECT_EQ(map->cb_label, "attention");
+  absl::StatusOr<HeatmapPanel> mask = AttentionMapPanel("m", layer, /*use_mask=*/true);
+  ASSERT_TRUE(mask.ok());
+  EXPECT_EQ(mask->values[2], 0.5);
+  EXPECT_EQ(mask->lo, 0);
+  EXPECT_EQ(mask->hi, 1);
+  layer.mask.pop_back();
+  EXPECT_THAT(AttentionMapPanel("layer 3", layer, true).status().message(),
+              HasSubstr("attention map \"layer 3\": length 2 with 3 mask values, expected 2 x 2"));
+}
+
 TEST(FigureRenderValidationTest, BadInputNamesThePanelAndBand) {
   const std::string png = TestDir("bad") + "/f.png";
   EXPECT_THAT(RenderFigure(png, Figure{"empty"}).message(), HasSubstr("has no panels"));
