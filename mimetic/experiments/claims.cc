@@ -42,7 +42,8 @@ std::string VerdictCountsLine(const std::vector<Claim>& claims) {
 }
 
 std::string MarkdownCell(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\r\n", " "}, {"\n", " "}, {"\r", " "}});
+  // '<' would open an HTML tag in a markdown renderer ("<strings>" vanishes); "\<" shows it.
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "\\<"}, {"\r\n", " "}, {"\n", " "}, {"\r", " "}});
 }
 
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,

@@ -46,8 +46,8 @@ std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims);
 std::string VerdictCountsLine(const std::vector<Claim>& claims);
 
 // Markdown for claims.md: a header naming the figure, preset and setup; a table
-// claim | paper | measured | verdict; then each claim's rule. '|' in a cell is escaped and newlines
-// become spaces, so any text keeps the table intact.
+// claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
+// newlines become spaces, so any text keeps the table intact and shows as written.
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims);
 

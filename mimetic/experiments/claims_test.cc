@@ -54,7 +54,8 @@ TEST(ClaimsTest, VerdictNamesAndCounts) {
 TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   const std::vector<Claim> claims = {
       CopyClaim({0.9, 0.85, 0.95}, {0.1, 0.2, 0.15}), CopyClaim({0.2, 0.25, 0.3}, {0.9, 0.88, 0.92}),
-      Claim{"fig1.maps", "Fig. 1: mimetic layers | look like attention\nmaps", "", Verdict::kNotTested, ""}};
+      Claim{"fig1.maps", "Fig. 1: mimetic layers | look like <attention>\nmaps", "", Verdict::kNotTested,
+            ""}};
   const std::string md = ClaimsMarkdown("Fig. 1: copy", "cpu", "4-layer Mamba 2, width 64, 3 seeds", claims);
   EXPECT_THAT(md, HasSubstr("# Claims: Fig. 1: copy\n"));
   EXPECT_THAT(md, HasSubstr("- Preset: `cpu`\n"));
@@ -67,7 +68,7 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
                         "**reproduced** |\n"));
   EXPECT_THAT(md, HasSubstr("**not reproduced** |"));
   // A '|' and a newline in a cell do not break the table.
-  EXPECT_THAT(md, HasSubstr("| fig1.maps | Fig. 1: mimetic layers \\| look like attention maps |  | "
+  EXPECT_THAT(md, HasSubstr("| fig1.maps | Fig. 1: mimetic layers \\| look like \\<attention> maps |  | "
                             "**not tested** |\n"));
   EXPECT_THAT(md, HasSubstr("## Rules\n\n- `fig1.copy`: reproduced: mimetic > default + 0.2"));
   EXPECT_THAT(md, HasSubstr("- `fig1.maps`: (no rule given)\n"));

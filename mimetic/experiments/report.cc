@@ -87,7 +87,9 @@ std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
   if (picture.ok) {
     absl::StrAppend(&md, "\n![", MarkdownCell(figure.title), "](", RelativePath(dir, figure.png_path), ")\n");
   } else {
-    absl::StrAppend(&md, "\n**Picture missing**: `", figure.png_path, "` (", picture.problem, ")\n");
+    absl::StrAppend(&md, "\n**Picture missing**",
+                    figure.png_path.empty() ? "" : absl::StrCat(": `", figure.png_path, "`"), " (",
+                    picture.problem, ")\n");
   }
   if (figure.claims.empty()) {
     md += "\nNo claims were evaluated for this figure.\n\n";
@@ -162,8 +164,10 @@ std::string HtmlFigure(const ReportFigure& figure) {
     absl::StrAppend(&html, "<img class=\"figure\" alt=\"", HtmlEscape(figure.title),
                     "\" src=\"data:image/png;base64,", absl::Base64Escape(picture.bytes), "\">\n");
   } else {
-    absl::StrAppend(&html, "<p class=\"missing\">Picture missing: <code>", HtmlEscape(figure.png_path),
-                    "</code> (", HtmlEscape(picture.problem), ")</p>\n");
+    absl::StrAppend(
+        &html, "<p class=\"missing\">Picture missing",
+        figure.png_path.empty() ? "" : absl::StrCat(": <code>", HtmlEscape(figure.png_path), "</code>"), " (",
+        HtmlEscape(picture.problem), ")</p>\n");
   }
   if (figure.claims.empty()) {
     html += "<p>No claims were evaluated for this figure.</p>\n</section>\n";
