@@ -1,5 +1,7 @@
 #include "mimetic/experiments/claims.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -18,6 +20,18 @@ std::string VerdictName(Verdict verdict) {
       return "not tested";
   }
   return "not tested";
+}
+
+bool ClearlyGreater(const Stat& a, const Stat& b, double margin) {
+  if (a.n == 0 || b.n == 0) return false;
+  const double diff = a.mean - b.mean;
+  return diff > margin && diff > 2 * std::sqrt(a.se * a.se + b.se * b.se);
+}
+
+bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
+  if (a.n == 0 || b.n == 0) return false;
+  const double diff = std::fabs(a.mean - b.mean);
+  return diff <= tolerance || diff <= 2 * std::sqrt(a.se * a.se + b.se * b.se);
 }
 
 Verdict Graded(bool reproduced, bool partly) {

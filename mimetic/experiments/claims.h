@@ -1,6 +1,6 @@
 // The paper's claims about one figure, what this run measured for each, and a verdict computed by code
-// from this run's metrics; rendered as the figure's claims.md. The statistics the verdicts use (MeanSe,
-// ClearlyGreater, ...) come with it from stats.h.
+// from this run's metrics; rendered as the figure's claims.md, with the comparisons verdicts are decided
+// by (on stats.h's mean and standard error over seeds).
 //
 //   Stat mimetic = MeanSe(exact_at_100_mimetic), standard = MeanSe(exact_at_100_default);
 //   Claim c{"fig1.copy",
@@ -36,6 +36,14 @@ struct Claim {
   Verdict verdict = Verdict::kNotTested;
   std::string how;  // the rule the code applied, e.g. "mimetic exact@100 >= default + 0.2 and >= 0.5"
 };
+
+// a.mean exceeds b.mean by more than `margin` AND by more than two standard errors of the difference,
+// 2 * sqrt(a.se^2 + b.se^2). False when either has no values.
+bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
+
+// |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
+// cannot tell a and b apart. False when either has no values.
+bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
 
 // kReproduced when `reproduced`, else kPartly when `partly`, else kNotReproduced.
 Verdict Graded(bool reproduced, bool partly);

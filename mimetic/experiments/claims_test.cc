@@ -27,9 +27,24 @@ TEST(ClaimsTest, VerdictsFromSyntheticMetrics) {
   // A reversal: default init copies better. It must fail plainly.
   const Claim reversed = CopyClaim({0.2, 0.25, 0.3}, {0.9, 0.88, 0.92});
   EXPECT_EQ(reversed.verdict, Verdict::kNotReproduced);
-  EXPECT_EQ(reversed.measured, "exact@100: mimetic 0.25 ± 0.03 (n=3), default 0.90 ± 0.01 (n=3)");
+  EXPECT_EQ(reversed.measured, "exact@100: mimetic 0.25 ± 0.03, default 0.90 ± 0.01");
   // A gap within noise is not a success.
   EXPECT_EQ(CopyClaim({0.9, 0.1, 0.5}, {0.3, 0.3, 0.3}).verdict, Verdict::kNotReproduced);
+}
+
+TEST(CompareTest, ClearlyGreaterNeedsMarginAndTwoStandardErrors) {
+  const Stat high{0.9, 0.02, 3}, low{0.3, 0.05, 3};
+  EXPECT_TRUE(ClearlyGreater(high, low, 0.2));
+  EXPECT_FALSE(ClearlyGreater(high, low, 0.7));  // the margin is not met
+  EXPECT_FALSE(ClearlyGreater(low, high, 0));    // reversed
+  // A big gap drowned in noise: 0.3 < 2 * sqrt(0.2^2 + 0.1^2) = 0.447.
+  EXPECT_FALSE(ClearlyGreater({0.8, 0.2, 3}, {0.5, 0.1, 3}, 0.1));
+  EXPECT_FALSE(ClearlyGreater(high, MeanSe({}), 0));
+
+  EXPECT_TRUE(NotClearlyDifferent({0.8, 0.2, 3}, {0.5, 0.1, 3}));
+  EXPECT_TRUE(NotClearlyDifferent({0.50, 0, 1}, {0.52, 0, 1}, 0.05));
+  EXPECT_FALSE(NotClearlyDifferent(high, low, 0.05));
+  EXPECT_FALSE(NotClearlyDifferent(high, MeanSe({}), 1));
 }
 
 TEST(ClaimsTest, VerdictNamesAndCounts) {
@@ -64,7 +79,7 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   EXPECT_THAT(md, HasSubstr("| claim | paper | measured | verdict |\n|---|---|---|---|\n"));
   EXPECT_THAT(md,
               HasSubstr("| fig1.copy | Fig. 1: mimetic init lets Mamba copy at length 100; default init does "
-                        "not | exact@100: mimetic 0.90 ± 0.03 (n=3), default 0.15 ± 0.03 (n=3) | "
+                        "not | exact@100: mimetic 0.90 ± 0.03, default 0.15 ± 0.03 | "
                         "**reproduced** |\n"));
   EXPECT_THAT(md, HasSubstr("**not reproduced** |"));
   // A '|' and a newline in a cell do not break the table.

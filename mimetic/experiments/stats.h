@@ -1,9 +1,6 @@
-// Mean and standard error over seeds, and the comparisons the per-figure claims are decided by.
+// Mean and standard error over seeds, the statistic every summary, figure and claim reports.
 //
-//   Stat mimetic = MeanSe({0.91, 0.88, 0.95});   // {0.913, 0.020, 3}
-//   Stat standard = MeanSe({0.10, 0.31, 0.22});
-//   bool better = ClearlyGreater(mimetic, standard, /*margin=*/0.2);
-//   std::string text = FormatStat(mimetic);     // "0.913 ± 0.020 (n=3)"
+//   Stat s = MeanSe({0.9, 0.8, 1.0});  // s.mean 0.9, s.se 0.0577, s.n 3
 #ifndef MIMETIC_EXPERIMENTS_STATS_H_
 #define MIMETIC_EXPERIMENTS_STATS_H_
 
@@ -13,24 +10,14 @@
 namespace mimetic::experiments {
 
 struct Stat {
-  double mean = 0;  // NaN when n == 0
-  double se = 0;    // sample standard error: stddev (n - 1 denominator) / sqrt(n); 0 when n == 1
-  int n = 0;        // how many finite values went in
+  double mean = 0;
+  double se = 0;  // sample standard deviation / sqrt(n); 0 when n <= 1
+  int n = 0;      // finite values counted (NaNs are skipped)
 };
 
-// Mean and standard error of the finite values of `values`; NaN and +-inf (a seed that did not run or
-// diverged) are left out and not counted in n. No finite value: {NaN, NaN, 0}.
+// NaN mean when no value is finite.
 Stat MeanSe(const std::vector<double>& values);
-
-// a.mean exceeds b.mean by more than `margin` AND by more than two standard errors of the difference,
-// 2 * sqrt(a.se^2 + b.se^2). False when either has no values.
-bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
-
-// |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
-// cannot tell a and b apart. False when either has no values.
-bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
-
-// "0.913 ± 0.020 (n=3)" with `digits` decimals; "0.913 (n=1)" for one value; "n/a (n=0)" for none.
+// "0.912 ± 0.031" (or "n/a").
 std::string FormatStat(const Stat& s, int digits = 3);
 
 }  // namespace mimetic::experiments
