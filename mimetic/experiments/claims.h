@@ -9,8 +9,8 @@
 //           Graded(ClearlyGreater(mimetic, standard, 0.2) && mimetic.mean >= 0.5,
 //                  ClearlyGreater(mimetic, standard, 0.05)),
 //           "reproduced: mimetic exact@100 > default + 0.2 (and 2 SE) and >= 0.5; partly: > default + 0.05"};
-//   RETURN_IF_ERROR(WriteFileAtomically("runs/fig1/claims.md",
-//                                       ClaimsMarkdown("Fig. 1", "cpu", "4-layer Mamba 2, width 64", {c})));
+//   RETURN_IF_ERROR(WriteTextFile("runs/fig1/claims.md",  // run_files.h
+//                                 ClaimsMarkdown("Fig. 1", "cpu", "4-layer Mamba 2, width 64", {c})));
 #ifndef MIMETIC_EXPERIMENTS_CLAIMS_H_
 #define MIMETIC_EXPERIMENTS_CLAIMS_H_
 

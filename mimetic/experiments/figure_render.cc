@@ -19,6 +19,7 @@
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/plots.h"
+#include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/stats.h"
 
 namespace mimetic::experiments {
@@ -336,9 +337,8 @@ absl::Status RenderFigure(const std::string& png_path, const Figure& figure) {
   script += "\nunset multiplot\nset output\n";
 
   RETURN_IF_ERROR(MakeDirs(dir));
-  for (const auto& [name, contents] : data_files)
-    RETURN_IF_ERROR(WriteFileAtomically(in_dir + name, contents));
-  RETURN_IF_ERROR(WriteFileAtomically(in_dir + stem + ".gp", script));
+  for (const auto& [name, contents] : data_files) RETURN_IF_ERROR(WriteTextFile(in_dir + name, contents));
+  RETURN_IF_ERROR(WriteTextFile(in_dir + stem + ".gp", script));
 
   const std::string where = absl::StrCat("figure '", png_path, "'");
   const std::string tmp_path = in_dir + tmp_name;

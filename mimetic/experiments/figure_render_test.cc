@@ -9,6 +9,7 @@
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/png_test_util.h"
+#include "mimetic/experiments/run_files.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -154,7 +155,7 @@ TEST_F(FigureRenderTest, PanelWithoutDataSaysSo) {
 TEST_F(FigureRenderTest, FailureKeepsTheOldPngAndReportsGnuplot) {
   const std::string png = TestDir("keep") + "/figure.png";
   ASSERT_TRUE(RenderFigure(png, DemoFigure()).ok());
-  const absl::StatusOr<std::string> before = ReadFileToString(png);
+  const absl::StatusOr<std::string> before = ReadTextFile(png);
   ASSERT_TRUE(before.ok());
 
   Figure failing = DemoFigure();
@@ -162,14 +163,14 @@ TEST_F(FigureRenderTest, FailureKeepsTheOldPngAndReportsGnuplot) {
   absl::Status status = RenderFigure(png, failing);
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(status.message(), HasSubstr("exited with status 1"));
-  EXPECT_EQ(*ReadFileToString(png), *before);
+  EXPECT_EQ(*ReadTextFile(png), *before);
 
   // gnuplot not installed: the error says which package to install.
   failing.gnuplot = "/nonexistent/gnuplot";
   status = RenderFigure(png, failing);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("gnuplot-nox"));
-  EXPECT_EQ(*ReadFileToString(png), *before);
+  EXPECT_EQ(*ReadTextFile(png), *before);
 }
 
 // The other forms the paper's figures take: Fig. 3's 16-combination grid, Fig. 5's many head dims

@@ -10,8 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -88,40 +86,9 @@ std::string RelativePath(const std::string& from_dir, const std::string& target)
   return parts.empty() ? "." : absl::StrJoin(parts, "/");
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError(errno != 0 ? errno : ENOENT, absl::StrCat("cannot read '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ErrnoError(errno != 0 ? errno : EIO, absl::StrCat("reading '", path, "'"));
-  return ss.str();
-}
-
 bool FileExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  RETURN_IF_ERROR(MakeDirs(DirName(path)));
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return ErrnoError(errno != 0 ? errno : EIO, absl::StrCat("cannot create '", tmp, "'"));
-    out << contents;
-    out.close();
-    if (!out) {
-      const int err = errno != 0 ? errno : EIO;
-      ::unlink(tmp.c_str());
-      return ErrnoError(err, absl::StrCat("writing '", tmp, "'"));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError(err, absl::StrCat("renaming '", tmp, "' to '", path, "'"));
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, const std::string& cwd,

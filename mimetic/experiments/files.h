@@ -1,10 +1,9 @@
-// Small file-system and subprocess helpers for the figure, claims and report writers: mkdir -p, path
-// pieces, whole-file reads, atomic writes (temporary file renamed over the target), and running an
-// external program (gnuplot, chromium) with its output captured.
+// Small file-system and subprocess helpers for the figure and report writers: mkdir -p, path pieces,
+// relative links, and running an external program (gnuplot, chromium) with its output captured.
+// (Whole-file reads and atomic writes are run_files.h.)
 //
 //   RETURN_IF_ERROR(MakeDirs("runs/fig1"));
-//   RETURN_IF_ERROR(WriteFileAtomically("runs/fig1/claims.md", markdown));
-//   ASSIGN_OR_RETURN(std::string bytes, ReadFileToString("runs/fig1/figure.png"));
+//   std::string link = RelativePath("runs/paper", "runs/fig1/figure.png");  // "../fig1/figure.png"
 //   ASSIGN_OR_RETURN(ProgramResult r, RunProgram({"gnuplot", "figure.gp"}, "runs/fig1"));
 //   if (r.exit_code != 0) ... r.output holds its stdout and stderr.
 #ifndef MIMETIC_EXPERIMENTS_FILES_H_
@@ -32,13 +31,8 @@ std::string AbsolutePath(const std::string& path);
 // first; a link a document in `from_dir` can use.
 std::string RelativePath(const std::string& from_dir, const std::string& target);
 
-// The whole file. NotFound (or the errno's code) naming the path when it cannot be read.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+// Whether `path` is a regular file (following symbolic links).
 bool FileExists(const std::string& path);
-
-// Writes `contents` to `path + ".tmp"`, then renames it over `path`, so readers never see half a file
-// and a failed write leaves the old file intact. Creates the parent directories.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 struct ProgramResult {
   int exit_code = 0;   // the exit status, or 128 + signal number when killed by a signal

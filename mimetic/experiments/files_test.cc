@@ -32,23 +32,20 @@ TEST(PathTest, Pieces) {
   EXPECT_EQ(RelativePath("runs/paper", "runs/fig2/figure.png"), "../fig2/figure.png");
 }
 
-TEST(FilesTest, AtomicWriteAndRead) {
-  const std::string path = TestDir("w") + "/deep/er/file.txt";
-  ASSERT_TRUE(WriteFileAtomically(path, "one").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, std::string("tw\0o", 4)).ok());
-  absl::StatusOr<std::string> read = ReadFileToString(path);
-  ASSERT_TRUE(read.ok());
-  EXPECT_EQ(*read, std::string("tw\0o", 4));
-  EXPECT_TRUE(FileExists(path));
-  EXPECT_FALSE(FileExists(path + ".tmp"));
-  EXPECT_FALSE(FileExists(DirName(path)));  // a directory is not a file
-
-  absl::StatusOr<std::string> missing = ReadFileToString(TestDir("w") + "/nope");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(missing.status().message(), HasSubstr("/nope"));
-
-  // A parent that is a file, not a directory.
-  EXPECT_FALSE(WriteFileAtomically(path + "/x", "y").ok());
+TEST(FilesTest, MakeDirsAndFileExists) {
+  const std::string dir = TestDir("w") + "/deep/er";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(MakeDirs(dir).ok());  // already there
+  EXPECT_FALSE(FileExists(dir));    // a directory is not a file
+  const std::string file = dir + "/file.txt";
+  EXPECT_FALSE(FileExists(file));
+  absl::StatusOr<ProgramResult> touch = RunProgram({"touch", "file.txt"}, dir);
+  ASSERT_TRUE(touch.ok() && touch->exit_code == 0);
+  EXPECT_TRUE(FileExists(file));
+  // A part of the path that is a file, not a directory.
+  const absl::Status under_file = MakeDirs(file + "/x");
+  EXPECT_FALSE(under_file.ok());
+  EXPECT_THAT(under_file.message(), HasSubstr("file.txt"));
 }
 
 TEST(RunProgramTest, CapturesOutputAndExitCode) {

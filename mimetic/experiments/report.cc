@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/files.h"
+#include "mimetic/experiments/run_files.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -37,7 +38,7 @@ Picture LoadPicture(const std::string& png_path) {
     picture.problem = "no picture was given";
     return picture;
   }
-  absl::StatusOr<std::string> bytes = ReadFileToString(png_path);
+  absl::StatusOr<std::string> bytes = ReadTextFile(png_path);
   if (!bytes.ok()) {
     picture.problem = FileExists(png_path) ? std::string(bytes.status().message()) : "no such file";
   } else if (!absl::StartsWith(*bytes, kPngSignature)) {
@@ -259,12 +260,12 @@ absl::Status WriteReport(const std::string& dir, const std::string& title, const
     }
   }
   RETURN_IF_ERROR(MakeDirs(dir));
-  RETURN_IF_ERROR(WriteFileAtomically(dir + "/report.md", ReportMarkdown(dir, title, machine, figures)));
-  return WriteFileAtomically(dir + "/report.html", ReportHtml(title, machine, figures));
+  RETURN_IF_ERROR(WriteTextFile(dir + "/report.md", ReportMarkdown(dir, title, machine, figures)));
+  return WriteTextFile(dir + "/report.html", ReportHtml(title, machine, figures));
 }
 
 absl::StatusOr<std::string> CpuModel(const std::string& cpuinfo_path) {
-  absl::StatusOr<std::string> text = ReadFileToString(cpuinfo_path);
+  absl::StatusOr<std::string> text = ReadTextFile(cpuinfo_path);
   if (!text.ok()) {
     return absl::NotFoundError(absl::StrCat("cannot read the CPU model: ", text.status().message()));
   }

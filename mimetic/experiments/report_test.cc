@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/files.h"
+#include "mimetic/experiments/run_files.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -15,6 +16,11 @@ using ::testing::Not;
 
 std::string TestDir(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/report_test_", name);
+}
+
+absl::Status Write(const std::string& path, const std::string& text) {
+  absl::Status made = MakeDirs(DirName(path));
+  return made.ok() ? WriteTextFile(path, text) : made;
 }
 
 // A tiny but valid PNG header is all the report checks; these bytes stand in for a drawn figure.
@@ -30,10 +36,10 @@ Runs MakeRuns(const std::string& name) {
   Runs runs;
   runs.root = TestDir(name);
   const std::string fig1 = runs.root + "/fig1", fig2 = runs.root + "/fig2";
-  EXPECT_TRUE(WriteFileAtomically(fig1 + "/figure.png", kFakePng).ok());
-  EXPECT_TRUE(WriteFileAtomically(fig1 + "/claims.md", "# Claims").ok());
-  EXPECT_TRUE(WriteFileAtomically(fig1 + "/summary.csv", "a,b\n").ok());
-  EXPECT_TRUE(WriteFileAtomically(fig2 + "/claims.md", "# Claims").ok());
+  EXPECT_TRUE(Write(fig1 + "/figure.png", kFakePng).ok());
+  EXPECT_TRUE(Write(fig1 + "/claims.md", "# Claims").ok());
+  EXPECT_TRUE(Write(fig1 + "/summary.csv", "a,b\n").ok());
+  EXPECT_TRUE(Write(fig2 + "/claims.md", "# Claims").ok());
   Claim good{"fig1.copy", "Fig. 1: mimetic copies <strings> at 2x", "0.91 vs 0.12", Verdict::kReproduced,
              "mimetic > default + 0.2"};
   Claim bad{"fig1.maps", "Fig. 1: maps look like attention", "corr 0.1", Verdict::kNotReproduced,
@@ -67,7 +73,7 @@ TEST(ReportTest, MarkdownHasAllClaimsThenFigures) {
   const Runs runs = MakeRuns("md");
   const std::string dir = runs.root + "/paper";
   ASSERT_TRUE(WriteReport(dir, "Reproduction", "Test CPU, 2 cores, 2026-11-24 01:00 UTC", runs.figures).ok());
-  absl::StatusOr<std::string> md = ReadFileToString(dir + "/report.md");
+  absl::StatusOr<std::string> md = ReadTextFile(dir + "/report.md");
   ASSERT_TRUE(md.ok());
   EXPECT_THAT(*md, HasSubstr("# Reproduction\n\nMachine: Test CPU, 2 cores, 2026-11-24 01:00 UTC\n"));
   EXPECT_THAT(*md, HasSubstr("3 claims: 1 reproduced, 1 partly, 1 not reproduced\n"));
@@ -96,7 +102,7 @@ TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {
   const Runs runs = MakeRuns("html");
   const std::string dir = runs.root + "/paper";
   ASSERT_TRUE(WriteReport(dir, "Reproduction <1>", "Test CPU", runs.figures).ok());
-  absl::StatusOr<std::string> html = ReadFileToString(dir + "/report.html");
+  absl::StatusOr<std::string> html = ReadTextFile(dir + "/report.html");
   ASSERT_TRUE(html.ok());
   EXPECT_THAT(*html, HasSubstr("<title>Reproduction &lt;1&gt;</title>"));
   EXPECT_THAT(*html,
@@ -118,7 +124,7 @@ TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {
 
 TEST(ReportTest, NotAPngIsNamed) {
   Runs runs = MakeRuns("notpng");
-  ASSERT_TRUE(WriteFileAtomically(runs.figures[0].png_path, "GIF89a").ok());
+  ASSERT_TRUE(Write(runs.figures[0].png_path, "GIF89a").ok());
   const std::string html = ReportHtml("t", "m", runs.figures);
   EXPECT_THAT(html, HasSubstr("/fig1/figure.png</code> (not a PNG file)"));
   EXPECT_THAT(html, Not(HasSubstr("data:image/png")));
@@ -138,16 +144,16 @@ TEST(ReportTest, BadFigureIds) {
 
 TEST(MachineTest, CpuModelFromCpuinfo) {
   const std::string path = TestDir("cpu") + "/cpuinfo";
-  ASSERT_TRUE(WriteFileAtomically(path,
-                                  "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
-                                  "model name\t: AMD EPYC   7B13 64-Core Processor  \nflags\t\t: fpu\n"
-                                  "processor\t: 1\nmodel name\t: other\n")
+  ASSERT_TRUE(Write(path,
+                    "processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                    "model name\t: AMD EPYC   7B13 64-Core Processor  \nflags\t\t: fpu\n"
+                    "processor\t: 1\nmodel name\t: other\n")
                   .ok());
   absl::StatusOr<std::string> model = CpuModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(*model, "AMD EPYC 7B13 64-Core Processor");
 
-  ASSERT_TRUE(WriteFileAtomically(path, "processor\t: 0\nCPU part\t: 0xd0c\n").ok());
+  ASSERT_TRUE(Write(path, "processor\t: 0\nCPU part\t: 0xd0c\n").ok());
   EXPECT_THAT(CpuModel(path).status().message(), HasSubstr("has no \"model name\" line"));
   EXPECT_EQ(CpuModel(TestDir("cpu") + "/absent").status().code(), absl::StatusCode::kNotFound);
 

@@ -1,0 +1,80 @@
+#include "mimetic/experiments/run_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+absl::Status Errno(const std::string& what, const std::string& path) {
+  return absl::PermissionDeniedError(absl::StrCat("cannot ", what, " '", path, "': ", std::strerror(errno)));
+}
+
+}  // namespace
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  static std::atomic<int> counter{0};
+  const std::string tmp = absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("write", tmp);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      absl::Status s = Errno("write", tmp);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    absl::Status s = Errno("flush", tmp);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    absl::Status s = Errno("rename onto", path);
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return absl::NotFoundError(absl::StrCat("cannot read '", path, "': no such file"));
+  if (!fs::is_regular_file(st)) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot read '", path, "': not a regular file"));
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("read", path);
+  std::string text;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = Errno("read", path);
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace mimetic::experiments
