@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -386,6 +387,37 @@ absl::StatusOr<Band> MeanBand(const std::string& name, const std::vector<double>
     band.hi.push_back(stat.mean + stat.se);
   }
   return band;
+}
+
+absl::StatusOr<Band> MeanBandOfSeeds(const std::string& name, const std::vector<Series>& seeds) {
+  std::set<double> all_xs;
+  std::vector<std::map<double, double>> by_x(seeds.size());
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    if (seeds[s].xs.size() != seeds[s].ys.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("band \"", name, "\": seed ", s, " has ",
+                                                     seeds[s].xs.size(), " xs but ", seeds[s].ys.size(),
+                                                     " ys"));
+    }
+    for (size_t i = 0; i < seeds[s].xs.size(); ++i) {
+      const double x = seeds[s].xs[i];
+      if (!std::isfinite(x)) continue;
+      if (!by_x[s].emplace(x, seeds[s].ys[i]).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("band \"", name, "\": seed ", s, " has two points at x = ", x));
+      }
+      all_xs.insert(x);
+    }
+  }
+  const std::vector<double> xs(all_xs.begin(), all_xs.end());
+  std::vector<std::vector<double>> rows(
+      seeds.size(), std::vector<double>(xs.size(), std::numeric_limits<double>::quiet_NaN()));
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const auto it = by_x[s].find(xs[i]);
+      if (it != by_x[s].end()) rows[s][i] = it->second;
+    }
+  }
+  return MeanBand(name, xs, rows);
 }
 
 absl::StatusOr<HeatmapPanel> AttentionMapPanel(const std::string& title, const models::LayerMap& map,

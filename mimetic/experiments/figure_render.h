@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "mimetic/experiments/plots.h"
 #include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
@@ -100,6 +101,12 @@ absl::Status RenderFigure(const std::string& png_path, const Figure& figure);
 // seed when a row's length differs from xs.
 absl::StatusOr<Band> MeanBand(const std::string& name, const std::vector<double>& xs,
                               const std::vector<std::vector<double>>& per_seed_ys);
+
+// MeanBand over seeds whose curves were evaluated at different xs (a seed that stopped early, evals
+// at other steps): the band's xs are the union of every seed's finite xs, sorted, and a seed without a
+// point at some x is left out there. Each seed is a plots.h Series (its name is not used).
+// InvalidArgument naming the band and seed when a seed's xs and ys differ in length or it repeats an x.
+absl::StatusOr<Band> MeanBandOfSeeds(const std::string& name, const std::vector<Series>& seeds);
 
 // A heatmap panel of one layer's attention map (`use_mask` false) or its average decay mask (true),
 // as computed by models::ComputeLayerMap: axes "key position j" and "query position i", the upper

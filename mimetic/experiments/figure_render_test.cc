@@ -250,6 +250,27 @@ TEST_F(FigureRenderTest, PaperForms) {
   for (int color : {0, 7}) EXPECT_GT(CountNear(image, ParseHexColor(LineColor(color)), 3), 50u) << color;
 }
 
+TEST(MeanBandTest, SeedsAtDifferentXs) {
+  // Seed 1 stopped after step 100; seed 2 was also evaluated at step 50.
+  absl::StatusOr<Band> band =
+      MeanBandOfSeeds("m", {Series{"s0", {0, 100, 200}, {0.1, 0.5, 0.9}}, Series{"s1", {0, 100}, {0.3, 0.7}},
+                            Series{"s2", {200, 0, 50, kNaN}, {0.7, 0.2, 0.4, 1.0}}});
+  ASSERT_TRUE(band.ok()) << band.status();
+  EXPECT_EQ(band->xs, (std::vector<double>{0, 50, 100, 200}));
+  EXPECT_NEAR(band->mean[0], 0.2, 1e-12);  // all three seeds
+  EXPECT_NEAR(band->mean[1], 0.4, 1e-12);  // seed 2 only
+  EXPECT_EQ(band->lo[1], band->hi[1]);
+  EXPECT_NEAR(band->mean[2], 0.6, 1e-12);  // seeds 0 and 1
+  EXPECT_NEAR(band->mean[3], 0.8, 1e-12);  // seeds 0 and 2
+  EXPECT_NEAR(band->hi[3] - band->mean[3], 0.1, 1e-12);
+
+  EXPECT_THAT(MeanBandOfSeeds("m", {Series{"s0", {0, 1}, {0.5}}}).status().message(),
+              HasSubstr("band \"m\": seed 0 has 2 xs but 1 ys"));
+  EXPECT_THAT(
+      MeanBandOfSeeds("m", {Series{"s0", {0}, {1}}, Series{"s1", {1, 1}, {0.5, 0.6}}}).status().message(),
+      HasSubstr("seed 1 has two points at x = 1"));
+}
+
 TEST(AttentionMapPanelTest, BlanksTheUpperTriangleAndRangesTheMask) {
   models::LayerMap layer{2, {0.5, 0.0, 0.25, 0.75}, {1.0, 0.0, 0.5, 1.0}};
   absl::StatusOr<HeatmapPanel> map = AttentionMapPanel("m", layer, /*use_mask=*/false, 1);
