@@ -1,0 +1,103 @@
+#include "mimetic/experiments/figure.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mimetic/experiments/config.h"
+#include "mimetic/experiments/run_files.h"
+
+namespace mimetic::experiments {
+
+FigureDef MakeFig1();
+FigureDef MakeFig2();
+FigureDef MakeFig3();
+FigureDef MakeFig4();
+FigureDef MakeFig5();
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string SetupLine(const Experiment& e) {
+  std::string lengths = absl::StrJoin(e.eval().lengths(), ", ");
+  return absl::StrCat(e.variants_size(), " variant(s), ", e.seeds_size(), " seed(s), ", e.train().steps(),
+                      " steps, batch ", e.train().batch_size(), ", evaluated at lengths ", lengths,
+                      e.sweep().axes().empty() ? "" : absl::StrCat(", sweep axes: ", e.sweep().axes_size()),
+                      "; config: sweep.textproto in the run directory");
+}
+
+}  // namespace
+
+const std::vector<FigureDef>& Figures() {
+  static const std::vector<FigureDef>* figures =
+      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5()};
+  return *figures;
+}
+
+absl::StatusOr<const FigureDef*> FindFigure(const std::string& id) {
+  std::vector<std::string> ids;
+  for (const FigureDef& f : Figures()) {
+    if (f.id == id) return &f;
+    ids.push_back(f.id);
+  }
+  return absl::NotFoundError(absl::StrCat("no figure '", id, "'; figures are: ", absl::StrJoin(ids, ", ")));
+}
+
+std::string PresetPath(const std::string& figure, const std::string& preset) {
+  return absl::StrCat("mimetic/experiments/configs/figures/", figure, "_", preset, ".textproto");
+}
+
+absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string& figure,
+                                      const std::string& preset, const std::vector<std::string>& overrides) {
+  if (std::find(kPresets.begin(), kPresets.end(), preset) == kPresets.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--preset=", preset, " does not exist; presets are: ", absl::StrJoin(kPresets, ", ")));
+  }
+  RETURN_IF_ERROR(FindFigure(figure).status());
+  return LoadExperiment((fs::path(root) / PresetPath(figure, preset)).string(), overrides);
+}
+
+absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
+                                       const Experiment& experiment, const RunOptions& options) {
+  FigureRun run;
+  run.preset = preset;
+  run.experiment = experiment;
+  ASSIGN_OR_RETURN(run.summary, RunExperiment(experiment, options));
+  const fs::path dir(run.summary.run_dir);
+  ReportFigure out;
+  out.id = def.id;
+  out.title = def.title;
+  out.preset = preset;
+  out.summary_csv_path = (dir / "summary.csv").string();
+  out.claims_md_path = (dir / "claims.md").string();
+  // Wall time of every process that trained a point (their own clocks), plus this one's drawing.
+  for (const RunResult& r : run.summary.runs) out.wall_seconds += r.finished ? r.result.seconds() : 0;
+  std::vector<std::string> problems;
+  if (!run.summary.aggregate.unfinished.empty()) {
+    problems.push_back(absl::StrCat(run.summary.aggregate.unfinished.size(), " grid points not finished"));
+  }
+  if (options.plots) {
+    absl::StatusOr<Figure> figure = def.draw(run);
+    absl::Status drawn = figure.ok() ? RenderFigure((dir / "figure.png").string(), *figure) : figure.status();
+    if (drawn.ok()) {
+      out.png_path = (dir / "figure.png").string();
+    } else {
+      problems.push_back(absl::StrCat("figure not drawn: ", drawn.message()));
+    }
+  }
+  absl::StatusOr<std::vector<Claim>> claims = def.claims(run);
+  if (claims.ok()) {
+    out.claims = *claims;
+  } else {
+    out.claims.push_back(Claim{def.id + ".all", def.title, std::string(claims.status().message()),
+                               Verdict::kNotTested, "the claims could not be computed from this run"});
+  }
+  RETURN_IF_ERROR(WriteTextFile(out.claims_md_path,
+                                ClaimsMarkdown(def.title, preset, SetupLine(experiment), out.claims)));
+  out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");
+  return out;
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,64 @@
+// A paper figure as a target: a preset config (configs/figures/<id>_<preset>.textproto), the sweep
+// it runs, the picture it draws (figure.png) and the paper's claims about it, measured from the run
+// and judged by code (claims.md). figure_main.cc runs one figure (or all of them into a report).
+//
+//   ASSIGN_OR_RETURN(const FigureDef* def, FindFigure("fig1"));
+//   ASSIGN_OR_RETURN(ReportFigure out, RunFigure(*def, "cpu", /*overrides=*/{}, RunOptions{}));
+//   // runs/fig1/figure.png, claims.md, summary.csv, points/...
+//
+// Adding a figure: a file figN.cc defining `FigureDef MakeFigN()`, a row in Figures() (figure.cc),
+// its three presets, and a target in BUILD.
+#ifndef MIMETIC_EXPERIMENTS_FIGURE_H_
+#define MIMETIC_EXPERIMENTS_FIGURE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mimetic/experiments/claims.h"
+#include "mimetic/experiments/experiment.pb.h"
+#include "mimetic/experiments/figure_render.h"
+#include "mimetic/experiments/report.h"
+#include "mimetic/experiments/runner.h"
+
+namespace mimetic::experiments {
+
+inline const std::vector<std::string> kPresets = {"cpu", "paper", "smoke"};
+
+// What a figure's drawing and claims see: the experiment as run and its summary.
+struct FigureRun {
+  std::string preset;
+  Experiment experiment;  // the preset with the overrides, unresolved (sweep.h)
+  ExperimentSummary summary;
+};
+
+struct FigureDef {
+  std::string id;     // "fig1"
+  std::string title;  // "Fig. 1: copy with a 4-layer Mamba, default vs mimetic init"
+  std::function<absl::StatusOr<Figure>(const FigureRun&)> draw;
+  std::function<absl::StatusOr<std::vector<Claim>>(const FigureRun&)> claims;
+};
+
+// Every figure, in the paper's order.
+const std::vector<FigureDef>& Figures();
+// NotFound listing the known ids.
+absl::StatusOr<const FigureDef*> FindFigure(const std::string& id);
+
+// The preset's path relative to the repository root
+// ("mimetic/experiments/configs/figures/fig1_cpu.textproto").
+std::string PresetPath(const std::string& figure, const std::string& preset);
+// Loads a preset from `root` (the repository or the runfiles root) and applies the overrides.
+// InvalidArgument naming the preset for an unknown one (listing kPresets).
+absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string& figure,
+                                      const std::string& preset, const std::vector<std::string>& overrides);
+
+// Runs the figure's sweep (resuming finished and unfinished points), then writes figure.png and
+// claims.md into the run directory; returns the entry for the paper's report. A figure or claim
+// that cannot be drawn or computed is reported (status, a claim "not tested" saying why), not fatal.
+absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
+                                       const Experiment& experiment, const RunOptions& options);
+
+}  // namespace mimetic::experiments
+
+#endif  // MIMETIC_EXPERIMENTS_FIGURE_H_

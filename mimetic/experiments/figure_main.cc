@@ -1,0 +1,127 @@
+// The paper's figures as targets:
+//   tools/bazel run //mimetic/experiments:fig1 [-- --preset=cpu|paper|smoke --jobs=2 --set field=value]
+//   tools/bazel run //mimetic/experiments:paper     (every figure, then runs/paper/report.md and .html)
+// Each figure runs its preset's sweep (resumable), then writes runs/<name>/figure.png, claims.md,
+// summary.csv and per-point logs. `--help` lists the flags.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/experiments/figure.h"
+#include "mimetic/experiments/run_flags.h"
+
+ABSL_FLAG(std::string, figure, "",
+          "the figure to run (fig1 ... fig5), or \"all\" for every figure and the report");
+ABSL_FLAG(
+    std::string, preset, "cpu",
+    "cpu: sized for 2 CPU cores; paper: the paper's sizes, steps, seeds and learning-rate sweep (for a GPU); "
+    "smoke: seconds, for tests");
+ABSL_FLAG(std::string, output_dir, "runs",
+          "where run directories go (relative: to where `bazel run` started)");
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The repository root as the binary sees it: its runfiles (bazel run / bazel test) or the current
+// directory (a checkout).
+std::string FindRoot() {
+  std::vector<std::string> candidates;
+  if (const char* r = std::getenv("RUNFILES_DIR")) candidates.push_back(std::string(r) + "/mimetic");
+  if (const char* t = std::getenv("TEST_SRCDIR")) candidates.push_back(std::string(t) + "/mimetic");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(self.string() + ".runfiles/mimetic");
+  candidates.push_back(".");
+  for (const std::string& c : candidates) {
+    if (fs::exists(fs::path(c) / PresetPath("fig1", "cpu"), ec)) return c;
+  }
+  return ".";
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  return 1;
+}
+
+int Main(const std::vector<std::string>& overrides) {
+  const std::string which = absl::GetFlag(FLAGS_figure);
+  const std::string preset = absl::GetFlag(FLAGS_preset);
+  if (which.empty()) return Fail(absl::InvalidArgumentError("--figure is required (fig1 ... fig5, or all)"));
+  absl::StatusOr<RunOptions> options = OptionsFromFlags();
+  if (!options.ok()) return Fail(options.status());
+  std::vector<const FigureDef*> defs;
+  if (which == "all") {
+    for (const FigureDef& f : Figures()) defs.push_back(&f);
+  } else {
+    for (const std::string& id : absl::StrSplit(which, ',')) {
+      absl::StatusOr<const FigureDef*> d = FindFigure(id);
+      if (!d.ok()) return Fail(d.status());
+      defs.push_back(*d);
+    }
+  }
+  // Load and validate every preset before anything runs.
+  const std::string root = FindRoot();
+  std::vector<Experiment> experiments;
+  for (const FigureDef* d : defs) {
+    std::vector<std::string> sets = overrides;
+    sets.insert(sets.begin(), absl::StrCat("output_dir=", absl::GetFlag(FLAGS_output_dir)));
+    absl::StatusOr<Experiment> e = LoadPreset(root, d->id, preset, sets);
+    if (!e.ok())
+      return Fail(absl::Status(e.status().code(),
+                               absl::StrCat(d->id, " --preset=", preset, ": ", e.status().message())));
+    ResolveOutputDir(&*e);
+    experiments.push_back(*e);
+  }
+  std::vector<ReportFigure> report;
+  int failures = 0;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    std::cerr << "== " << defs[i]->title << " (preset " << preset << ") ==\n";
+    absl::StatusOr<ReportFigure> r = RunFigure(*defs[i], preset, experiments[i], *options);
+    if (!r.ok()) {
+      std::cerr << "error: " << defs[i]->id << ": " << r.status().message()
+                << "\n(finished points are kept; running the same command again resumes)\n";
+      ++failures;
+      ReportFigure missing;
+      missing.id = defs[i]->id;
+      missing.title = defs[i]->title;
+      missing.preset = preset;
+      missing.status = absl::StrCat("failed: ", r.status().message());
+      report.push_back(missing);
+      continue;
+    }
+    std::cout << defs[i]->title << ": " << VerdictCountsLine(r->claims) << "\n  " << r->claims_md_path
+              << "\n  " << (r->png_path.empty() ? "(no figure: " + r->status + ")" : r->png_path) << "\n";
+    report.push_back(*r);
+  }
+  if (which == "all") {
+    const std::string dir =
+        (fs::path(experiments[0].output_dir()) / (preset == "cpu" ? "paper" : "paper_" + preset)).string();
+    absl::Status s = WriteReport(dir, absl::StrCat("mimetic: reproducing the paper (preset ", preset, ")"),
+                                 MachineLine(), report);
+    if (!s.ok()) return Fail(s);
+    std::cout << "report: " << dir << "/report.md and " << dir << "/report.html\n";
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
+
+int main(int argc, char** argv) {
+  std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
+  absl::SetProgramUsageMessage(
+      "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"
+      "usage: figure --figure=fig1 [--preset=cpu|paper|smoke] [--jobs=N] [--set field=value ...]");
+  absl::ParseCommandLine(argc, argv);
+  if (mimetic::experiments::IsPointMode()) return mimetic::experiments::RunPointMode();
+  return mimetic::experiments::Main(overrides);
+}
