@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "nlohmann/json.hpp"
 
 namespace mimetic::experiments {
 
@@ -82,6 +83,56 @@ std::string ClaimsMarkdown(const std::string& figure_title, const std::string& p
                     "`: ", MarkdownCell(c.how.empty() ? "(no rule given)" : c.how), "\n");
   }
   return md;
+}
+
+absl::StatusOr<Verdict> ParseVerdict(const std::string& name) {
+  for (Verdict v : kAllVerdicts) {
+    if (VerdictName(v) == name) return v;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "verdict \"", name, "\" is not one of \"reproduced\", \"partly\", \"not reproduced\", \"not tested\""));
+}
+
+std::string ClaimsJson(const std::vector<Claim>& claims) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const Claim& c : claims) {
+    array.push_back({{"id", c.id},
+                     {"paper", c.paper},
+                     {"measured", c.measured},
+                     {"verdict", VerdictName(c.verdict)},
+                     {"how", c.how}});
+  }
+  // Invalid UTF-8 in a string becomes U+FFFD instead of throwing.
+  return array.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text) {
+  const nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return absl::InvalidArgumentError("claims JSON: not valid JSON");
+  if (!root.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("claims JSON: expected an array of claims, found JSON of type ", root.type_name()));
+  }
+  std::vector<Claim> claims;
+  for (size_t i = 0; i < root.size(); ++i) {
+    const nlohmann::json& item = root[i];
+    std::array<std::string, 5> fields;
+    constexpr std::array<const char*, 5> kNames = {"id", "paper", "measured", "verdict", "how"};
+    for (size_t f = 0; f < kNames.size(); ++f) {
+      if (!item.is_object() || !item.contains(kNames[f]) || !item[kNames[f]].is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("claims JSON: claim ", i, " has no string field \"", kNames[f], "\""));
+      }
+      fields[f] = item[kNames[f]].get<std::string>();
+    }
+    absl::StatusOr<Verdict> verdict = ParseVerdict(fields[3]);
+    if (!verdict.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("claims JSON: claim ", i, ": ", verdict.status().message()));
+    }
+    claims.push_back(Claim{fields[0], fields[1], fields[2], *verdict, fields[4]});
+  }
+  return claims;
 }
 
 }  // namespace mimetic::experiments

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "mimetic/experiments/stats.h"
 
 namespace mimetic::experiments {
@@ -61,6 +62,15 @@ std::string ClaimsMarkdown(const std::string& figure_title, const std::string& p
 
 // `text` made safe for one markdown table cell.
 std::string MarkdownCell(const std::string& text);
+
+// The claims as data (claims.json beside claims.md), so the report can gather every figure's verdicts
+// without recomputing them: [{"id": ..., "paper": ..., "measured": ..., "verdict": "partly", "how": ...}].
+std::string ClaimsJson(const std::vector<Claim>& claims);
+// The inverse of ClaimsJson. InvalidArgument naming the claim's index and field for malformed JSON, a
+// missing or non-string field, or a verdict that is not one of VerdictName's words.
+absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text);
+// "reproduced" -> kReproduced, ...; InvalidArgument listing the four words otherwise.
+absl::StatusOr<Verdict> ParseVerdict(const std::string& name);
 
 }  // namespace mimetic::experiments
 

@@ -93,5 +93,44 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   EXPECT_THAT(empty, Not(HasSubstr("| claim |")));
 }
 
+TEST(ClaimsJsonTest, RoundTrips) {
+  const std::vector<Claim> claims = {
+      CopyClaim({0.9, 0.85, 0.95}, {0.1, 0.2, 0.15}), CopyClaim({0.2, 0.25, 0.3}, {0.9, 0.88, 0.92}),
+      Claim{"fig3.grid", "Fig. 3: \"quotes\", | and\nnewlines ± survive", "", Verdict::kPartly, "r"},
+      Claim{"fig4.x", "p", "m", Verdict::kNotTested, ""}};
+  const std::string json = ClaimsJson(claims);
+  EXPECT_THAT(json, HasSubstr("\"verdict\": \"not reproduced\""));
+  absl::StatusOr<std::vector<Claim>> back = ParseClaimsJson(json);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), claims.size());
+  for (size_t i = 0; i < claims.size(); ++i) {
+    EXPECT_EQ((*back)[i].id, claims[i].id);
+    EXPECT_EQ((*back)[i].paper, claims[i].paper);
+    EXPECT_EQ((*back)[i].measured, claims[i].measured);
+    EXPECT_EQ((*back)[i].verdict, claims[i].verdict);
+    EXPECT_EQ((*back)[i].how, claims[i].how);
+  }
+  absl::StatusOr<std::vector<Claim>> none = ParseClaimsJson(ClaimsJson({}));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(ClaimsJsonTest, BadInput) {
+  EXPECT_THAT(ParseClaimsJson("[{").status().message(), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ParseClaimsJson("{}").status().message(),
+              HasSubstr("expected an array of claims, found JSON of type object"));
+  EXPECT_THAT(ParseClaimsJson(R"([{"id": "a", "paper": "p", "measured": "m", "verdict": "yes", "how": ""}])")
+                  .status()
+                  .message(),
+              HasSubstr("claim 0: verdict \"yes\" is not one of"));
+  EXPECT_THAT(ParseClaimsJson(R"([{"id": "a", "paper": "p", "measured": 3, "verdict": "partly", "how": ""}])")
+                  .status()
+                  .message(),
+              HasSubstr("claim 0 has no string field \"measured\""));
+  EXPECT_THAT(ParseClaimsJson("[1]").status().message(), HasSubstr("claim 0 has no string field \"id\""));
+  EXPECT_EQ(*ParseVerdict("not tested"), Verdict::kNotTested);
+  EXPECT_FALSE(ParseVerdict("Reproduced").ok());
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

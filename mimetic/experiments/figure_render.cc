@@ -247,8 +247,11 @@ std::string HeatmapScript(const HeatmapPanel& panel, const std::string& data_nam
 
   std::string data = absl::StrCat("# ", panel.rows, " x ", panel.cols, " grid, row 0 first\n");
   for (int64_t r = 0; r < panel.rows; ++r) {
-    for (int64_t c = 0; c < panel.cols; ++c)
-      absl::StrAppend(&data, c ? " " : "", GpNumber(panel.values[r * panel.cols + c]));
+    for (int64_t c = 0; c < panel.cols; ++c) {
+      // +-inf take the colour bar's ends (as plots.h's heatmaps do); NaN stays blank.
+      const double v = panel.values[r * panel.cols + c];
+      absl::StrAppend(&data, c ? " " : "", GpNumber(std::isinf(v) ? (v > 0 ? hi : lo) : v));
+    }
     data += "\n";
   }
   absl::StrAppend(script, "set cblabel ", GpQuote(panel.cb_label), "\n", ViridisPalette(), "set cbrange [",

@@ -53,7 +53,7 @@ struct CurvePanel {
 struct HeatmapPanel {
   std::string title, xlabel, ylabel, cb_label;
   int64_t rows = 0, cols = 0;
-  std::vector<double> values;           // (rows, cols) row-major; NaN = blank (white)
+  std::vector<double> values;           // (rows, cols) row-major; NaN = blank (white), +-inf = the ends
   std::optional<double> lo, hi;         // the colour bar's range; min/max of the finite values if unset
   std::optional<double> mark;           // a token index: dashed lines at row and column `mark` - 0.5
   std::vector<std::string> row_labels;  // empty, or one tick label per row

@@ -1,5 +1,7 @@
 #include "mimetic/experiments/figure_render.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <limits>
 
@@ -144,6 +146,19 @@ TEST_F(FigureRenderTest, OddPanelCountAndNoTitle) {
   EXPECT_EQ(image.height, 800u);
 }
 
+TEST_F(FigureRenderTest, InfinitiesTakeTheColourBarEnds) {
+  HeatmapPanel map{"inf", "j", "i", "v"};
+  map.rows = map.cols = 2;
+  map.values = {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(), 0.5, kNaN};
+  map.lo = 0;
+  map.hi = 1;
+  const std::string png = TestDir("inf") + "/f.png";
+  ASSERT_TRUE(RenderFigure(png, Figure{"", 1, {map}}).ok());
+  const DecodedPng image = DecodePng(png);
+  EXPECT_GT(CountNear(image, ColormapColor(Colormap::kViridis, 0), 2), 5000u);
+  EXPECT_GT(CountNear(image, ColormapColor(Colormap::kViridis, 1), 2), 5000u);
+}
+
 TEST_F(FigureRenderTest, PanelWithoutDataSaysSo) {
   Figure figure;
   CurvePanel empty{"nothing ran", "step", "accuracy"};
@@ -163,6 +178,16 @@ TEST_F(FigureRenderTest, FailureKeepsTheOldPngAndReportsGnuplot) {
   absl::Status status = RenderFigure(png, failing);
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(status.message(), HasSubstr("exited with status 1"));
+  EXPECT_EQ(*ReadTextFile(png), *before);
+
+  // gnuplot's own complaint comes back in the error (a stand-in that fails as gnuplot would).
+  const std::string fake = TestDir("keep") + "/fake_gnuplot.sh";
+  ASSERT_TRUE(WriteTextFile(fake, "#!/bin/sh\necho 'line 7: undefined variable: boom' >&2\nexit 1\n").ok());
+  ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+  failing.gnuplot = fake;
+  status = RenderFigure(png, failing);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(status.message(), HasSubstr("exited with status 1:\nline 7: undefined variable: boom"));
   EXPECT_EQ(*ReadTextFile(png), *before);
 
   // gnuplot not installed: the error says which package to install.
