@@ -62,7 +62,7 @@ int Main(const std::vector<std::string>& overrides) {
   if (which == "all") {
     for (const FigureDef& f : Figures()) defs.push_back(&f);
   } else {
-    for (const std::string& id : absl::StrSplit(which, ',')) {
+    for (const std::string& id : std::vector<std::string>(absl::StrSplit(which, ','))) {
       absl::StatusOr<const FigureDef*> d = FindFigure(id);
       if (!d.ok()) return Fail(d.status());
       defs.push_back(*d);

@@ -18,6 +18,9 @@ ABSL_FLAG(bool, aggregate, false,
 ABSL_FLAG(bool, plots, true, "write PNG plots (accuracy curves, attention maps)");
 ABSL_FLAG(int64_t, step_budget, 0,
           "stop each grid point after this many steps in this process, checkpointing first (0: no limit)");
+ABSL_FLAG(double, max_memory_gb, 0,
+          "refuse a sweep whose grid points need more memory than this many GiB (0: what the machine has "
+          "available)");
 ABSL_FLAG(std::string, point_of, "",
           "internal: run one grid point of the sweep saved at this path (a run directory's sweep.textproto)");
 ABSL_FLAG(int, point, -1, "internal: with --point_of, the grid point's index");
@@ -55,6 +58,9 @@ absl::StatusOr<RunOptions> OptionsFromFlags() {
   o.aggregate_only = absl::GetFlag(FLAGS_aggregate);
   o.plots = absl::GetFlag(FLAGS_plots);
   o.step_budget = absl::GetFlag(FLAGS_step_budget);
+  const double gb = absl::GetFlag(FLAGS_max_memory_gb);
+  if (!(gb >= 0)) return absl::InvalidArgumentError(absl::StrCat("--max_memory_gb=", gb, "; expected >= 0"));
+  o.max_memory_bytes = static_cast<int64_t>(gb * 1024 * 1024 * 1024);
   if (o.step_budget < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--step_budget=", o.step_budget, "; expected >= 0"));
   }

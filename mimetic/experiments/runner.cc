@@ -9,6 +9,7 @@
 #include "google/protobuf/text_format.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/local_launcher.h"
+#include "mimetic/experiments/memory_estimate.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/threads.h"
@@ -138,6 +139,7 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   summary.runs.resize(summary.grid.size());
   for (const GridPoint& p : summary.grid) summary.runs[p.index].point = p;
   if (!options.aggregate_only) {
+    RETURN_IF_ERROR(CheckMemory(e, summary.grid, options.max_memory_bytes, options.jobs));
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
     std::string text;
     google::protobuf::TextFormat::PrintToString(e, &text);

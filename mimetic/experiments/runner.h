@@ -41,6 +41,9 @@ struct RunOptions {
   std::string self;  // the runner binary (default /proc/self/exe)
   // Run nothing: summarise the points that have finished and list the others.
   bool aggregate_only = false;
+  // Refuse a sweep whose points need more memory than this (0: what the machine has available; see
+  // memory_estimate.h), before anything runs.
+  int64_t max_memory_bytes = 0;
 };
 
 struct ExperimentSummary {

@@ -42,7 +42,23 @@ absl::Status Bad(const std::string& field, const std::string& what) {
 // The sweep's own fields: non-empty, names usable as directory names, no duplicates.
 absl::Status ValidateSweep(const Experiment& e) {
   std::set<std::string> variants;
-  for (const Variant& v : e.variants()) variants.insert(v.name());
+  for (int i = 0; i < e.variants_size(); ++i) {
+    const std::string& name = e.variants(i).name();
+    if (!SafeName(name)) {
+      return Bad(absl::StrCat("variants[", i, "].name"),
+                 absl::StrCat("\"", name, "\"; expected letters, digits, '.', '_', '-', '+', not starting with '.'"));
+    }
+    if (!variants.insert(name).second) {
+      return Bad(absl::StrCat("variants[", i, "].name"),
+                 absl::StrCat("\"", name, "\" is used by two variants; they would share one run directory"));
+    }
+  }
+  std::set<uint64_t> seeds;
+  for (uint64_t seed : e.seeds()) {
+    if (!seeds.insert(seed).second) {
+      return Bad("seeds", absl::StrCat(seed, " appears twice; a repeated seed would be counted twice in the mean"));
+    }
+  }
   std::set<std::string> axis_names;
   for (int a = 0; a < e.sweep().axes_size(); ++a) {
     const SweepAxis& axis = e.sweep().axes(a);

@@ -1,0 +1,206 @@
+#include "mimetic/experiments/figure.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mimetic/experiments/config.h"
+#include "mimetic/experiments/memory_estimate.h"
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Root() { return std::string(std::getenv("TEST_SRCDIR")) + "/mimetic"; }
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The :paper target at the smoke preset, end to end through the real binary: every figure's sweep,
+// picture, claims and summary, then the report.
+TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
+  const std::string out = ::testing::TempDir() + "/paper_smoke";
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
+                          " > " + out + ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
+  for (const FigureDef& f : Figures()) {
+    const fs::path dir = fs::path(out) / (f.id + "_smoke");
+    for (const char* file : {"figure.png", "claims.md", "summary.csv", "summary.md", "sweep.textproto"}) {
+      EXPECT_TRUE(fs::exists(dir / file)) << dir / file << "\n" << Read(out + ".log");
+    }
+    const std::string claims = Read(dir / "claims.md");
+    EXPECT_THAT(claims, HasSubstr("| verdict |")) << f.id;
+    EXPECT_TRUE(fs::exists(dir / "points")) << f.id;
+  }
+  EXPECT_TRUE(fs::exists(fs::path(out) / "paper_smoke/report.md"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "paper_smoke/report.html"));
+  EXPECT_THAT(Read(fs::path(out) / "paper_smoke/report.md"), HasSubstr("fig3"));
+}
+
+TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
+  EXPECT_THAT(LoadPreset(Root(), "fig1", "laptop", {}).status().message(),
+              HasSubstr("--preset=laptop does not exist; presets are: cpu, paper, smoke"));
+  EXPECT_THAT(FindFigure("fig99").status().message(), HasSubstr("figures are: fig1, fig2, fig3, fig4, fig5"));
+  EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
+              HasSubstr("out of range"));
+  const std::string out = ::testing::TempDir() + "/bad";
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" +
+                          out + " > " + out + ".log 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  EXPECT_THAT(Read(out + ".log"), HasSubstr("--jobs=0; expected >= 1"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "fig1_smoke"));
+}
+
+// The paper's stated settings (its §5 and the figure captions; the settings it leaves open are the
+// project's documented defaults), compared field by field with each paper preset.
+struct PaperSettings {
+  std::string figure;
+  int n_layer, d_model, steps, seeds, train_len;
+  std::vector<int> eval_lengths;
+  std::string mixer;  // of the default layer
+  int d_state;
+};
+
+TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
+  const std::vector<PaperSettings> table = {
+      {"fig1", 4, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
+      {"fig2", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
+      {"fig3", 24, 1024, 5000, 10, 50, {50, 100, 300}, "mamba2", 0},  // the arch axis sets both
+      {"fig4", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
+      {"fig5", 8, 512, 5000, 5, 50, {50, 100, 200}, "mamba2", 32},
+  };
+  for (const PaperSettings& p : table) {
+    SCOPED_TRACE(p.figure);
+    Experiment e = LoadPreset(Root(), p.figure, "paper", {}).value();
+    EXPECT_EQ(e.model().n_layer(), p.n_layer);
+    EXPECT_EQ(e.model().d_model(), p.d_model);
+    EXPECT_EQ(e.train().steps(), p.steps);
+    EXPECT_EQ(e.seeds_size(), p.seeds);
+    EXPECT_EQ(e.task().copy().max_len(), p.train_len);
+    EXPECT_EQ(std::vector<int>(e.eval().lengths().begin(), e.eval().lengths().end()), p.eval_lengths);
+    if (p.d_state > 0) {
+      EXPECT_EQ(e.model().default_layer().mamba2().d_state(), p.d_state);
+      EXPECT_EQ(e.model().default_layer().mamba2().headdim(), 64);
+    }
+    // The learning-rate sweep {1e-3, 5e-4, 1e-4}.
+    bool lr = false;
+    for (const SweepAxis& a : e.sweep().axes()) {
+      if (a.fields(0) == "train.lr") {
+        lr = true;
+        EXPECT_THAT(a.values(), ::testing::ElementsAre("1e-3", "5e-4", "1e-4"));
+      }
+    }
+    EXPECT_TRUE(lr);
+  }
+  // Fig. 3: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, c = 8, b = 0.54, 16 combinations.
+  Experiment fig3 = LoadPreset(Root(), "fig3", "paper", {}).value();
+  std::vector<GridPoint> grid = ExpandGrid(fig3).value();
+  EXPECT_EQ(grid.size(), 2u * 16 * 3 * 10);
+  Experiment m1 = PointExperiment(fig3, grid[0]).value();
+  EXPECT_EQ(m1.model().layers(0).mamba1().d_state(), 32);
+  EXPECT_FLOAT_EQ(m1.variants(0).init(0).mimetic().c(), 8);
+  EXPECT_NEAR(m1.variants(0).init(0).mimetic().delta_bias(), 0.5413, 1e-4);
+}
+
+TEST(FigureTest, PaperPresetsRunAFewStepsOnTheCpu) {
+  for (const FigureDef& f : Figures()) {
+    SCOPED_TRACE(f.id);
+    const std::string out = ::testing::TempDir() + "/paper_steps";
+    Experiment e = LoadPreset(Root(), f.id, "paper",
+                              {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
+                               "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
+                       .value();
+    std::vector<GridPoint> grid = ExpandGrid(e).value();
+    Experiment one = PointExperiment(e, grid[0]).value();
+    std::ostringstream sink;
+    RunResult r = RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
+    EXPECT_TRUE(r.finished);
+    EXPECT_EQ(r.losses.size(), 1u);
+  }
+}
+
+// Claims on synthetic results: a run where the paper's Fig. 1 claims hold, and one where they fail.
+RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l, int64_t reach_step) {
+  RunResult r;
+  r.point.variant = variant;
+  r.point.seed = seed;
+  r.point.dir = "points/" + variant + "/seed" + std::to_string(seed);
+  r.finished = true;
+  for (int64_t step : {100, 200, 300, 400, 500, 600, 700, 800}) {
+    EvalPoint* p = r.result.add_curve();
+    p->set_step(step);
+    for (auto [len, x] : {std::pair<int, double>{25, exact_l}, {50, exact_2l}}) {
+      LengthAccuracy* a = p->add_accuracy();
+      a->set_length(len);
+      a->set_exact(step >= reach_step ? x : 0.0);
+    }
+  }
+  for (auto [len, x] : {std::pair<int, double>{25, exact_l}, {50, exact_2l}}) {
+    LengthAccuracy* a = r.result.add_final();
+    a->set_length(len);
+    a->set_exact(x);
+  }
+  return r;
+}
+
+std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l, int64_t reach) {
+  FigureRun run;
+  run.preset = "cpu";
+  run.experiment = LoadPreset(Root(), "fig1", "cpu", {}).value();
+  for (uint64_t seed : {1, 2, 3}) {
+    run.summary.runs.push_back(Synthetic("default", seed, default_l, default_2l, 100));
+    run.summary.runs.push_back(Synthetic("mimetic", seed, 1.0, mimetic_2l + 0.01 * seed, reach));
+  }
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  std::map<std::string, Verdict> out;
+  const std::vector<Claim> claims = FindFigure("fig1").value()->claims(run).value();
+  for (const Claim& c : claims) out[c.id] = c.verdict;
+  return out;
+}
+
+TEST(FigureTest, Fig1ClaimsOnSyntheticResultsReproducedAndFailed) {
+  std::map<std::string, Verdict> good = Fig1Verdicts(0.1, 0.0, 0.8, 300);
+  EXPECT_EQ(good["fig1.default_plateaus"], Verdict::kReproduced);
+  EXPECT_EQ(good["fig1.mimetic_2x"], Verdict::kReproduced);
+  EXPECT_EQ(good["fig1.few_hundred_steps"], Verdict::kReproduced);
+  EXPECT_EQ(good["fig1.maps"], Verdict::kNotTested);  // no checkpoints behind synthetic results
+  std::map<std::string, Verdict> bad = Fig1Verdicts(0.9, 0.6, 0.2, 800);
+  EXPECT_EQ(bad["fig1.default_plateaus"], Verdict::kNotReproduced);
+  EXPECT_EQ(bad["fig1.mimetic_2x"], Verdict::kNotReproduced);
+  EXPECT_EQ(bad["fig1.few_hundred_steps"], Verdict::kNotReproduced);
+  std::map<std::string, Verdict> late = Fig1Verdicts(0.1, 0.0, 0.8, 800);
+  EXPECT_EQ(late["fig1.few_hundred_steps"], Verdict::kPartly);
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
+
+namespace mimetic::experiments {
+namespace {
+
+TEST(FigureTest, AModelTheMachineCannotHoldIsRefusedBeforeAnyRun) {
+  const std::string out = ::testing::TempDir() + "/too_big";
+  Experiment e = LoadPreset(Root(), "fig3", "paper", {"output_dir=" + out}).value();
+  RunOptions o;
+  o.max_memory_bytes = int64_t{16} << 30;  // a 16 GiB laptop
+  absl::Status s = RunExperiment(e, o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("needs about"));
+  EXPECT_THAT(s.message(), HasSubstr("M parameters"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "fig3_paper"));
+  // The cpu preset fits easily.
+  std::vector<GridPoint> grid = ExpandGrid(LoadPreset(Root(), "fig1", "cpu", {}).value()).value();
+  EXPECT_TRUE(CheckMemory(LoadPreset(Root(), "fig1", "cpu", {}).value(), grid, o.max_memory_bytes, 2).ok());
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
