@@ -43,6 +43,10 @@ check_ldd_output() {
     line="${line#"${line%%[![:space:]]*}"}"
     case "$line" in
       "" | "statically linked" | "not a dynamic executable") continue ;;
+      libcuda.so*"=> not found"*)
+        # The driver's library exists only where a GPU does; cudart reports its absence at run time.
+        continue
+        ;;
       *"=> not found"*)
         echo "$what: needs ${line%% *}, which is neither in the bundle nor on this machine"
         bad=1
@@ -430,9 +434,13 @@ for label in "${ORDERED[@]}"; do
 done
 
 # The experiment runner on a smoke config (the copy config, a few steps, one seed, on the GPU).
+HAS_BENCH=0
+if [[ $BENCH == 1 ]] && grep -q '^binary //mimetic/experiments:gpu_benchmark ' "$ROOT/targets.txt" && selected benchmark; then
+  HAS_BENCH=1
+fi
 if grep -q '^binary //mimetic/experiments:run_cuda ' "$ROOT/targets.txt" && selected runner; then
   runs="$(mktemp -d)"
-  run_program "runner smoke (copy config, device cuda)" 150 60 "" \
+  run_program "runner smoke (copy config, device cuda)" 150 $((HAS_BENCH * 60)) "" \
     "./$(grep '^binary //mimetic/experiments:run_cuda ' "$ROOT/targets.txt" | cut -d' ' -f3)" \
     mimetic/experiments/configs/copy.textproto --set device=cuda --set train.steps=40 --set seeds=[1] \
     --set train.warmup_steps=5 --set train.eval_every=20 --set train.checkpoint_every=40 --set train.log_every=10 \
@@ -443,7 +451,7 @@ fi
 
 # The GPU benchmark, one preset per invocation so that a slow one leaves the others their table. Its
 # PyTorch peer runs under a python3 that does not inherit the bundle's library path.
-if [[ $BENCH == 1 ]] && grep -q '^binary //mimetic/experiments:gpu_benchmark ' "$ROOT/targets.txt" && selected benchmark; then
+if [[ $HAS_BENCH == 1 ]]; then
   read -r _ _ bench_rel bench_args < <(grep '^binary //mimetic/experiments:gpu_benchmark ' "$ROOT/targets.txt")
   python="$(command -v python3 || echo /usr/bin/python3)"
   wrapper="$(mktemp)"
