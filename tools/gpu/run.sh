@@ -308,12 +308,18 @@ record() {
   fi
 }
 
+# Line-buffered output where coreutils' stdbuf exists, so that a step killed at its timeout keeps what
+# it printed (a benchmark's finished rows, a test's last case).
+LINEBUF=()
+command -v stdbuf >/dev/null 2>&1 && LINEBUF=(stdbuf -oL -eL)
+
+# run_in_env SECONDS CMD...: CMD in the runfiles tree, as Bazel would run it, under a timeout.
 run_in_env() {
   local t="$1"
   shift
   (cd "$RUNFILES/mimetic" && env LD_LIBRARY_PATH="$LD_PATH" TEST_SRCDIR="$RUNFILES" RUNFILES_DIR="$RUNFILES" \
     TEST_WORKSPACE=mimetic TEST_TMPDIR="$TMP_STEP" TEST_UNDECLARED_OUTPUTS_DIR="$TMP_STEP" \
-    OMP_WAIT_POLICY=passive timeout -k 10 "$t" "$@")
+    OMP_WAIT_POLICY=passive timeout -k 10 "$t" "${LINEBUF[@]}" "$@")
 }
 
 # run_gtest NAME REL CAP: a gtest binary, counted per test case.
