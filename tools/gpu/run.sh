@@ -166,6 +166,10 @@ say "machine: $(uname -srm), $(ldd --version 2>/dev/null | head -n 1)"
 # ---------------------------------------------------------------------------------------------------
 # CUDA libraries: the first of the usual places that holds each soname the binaries need.
 
+# ldconfig lives in /sbin, which a scrubbed PATH may lack.
+LDCONFIG="$(command -v ldconfig || ls /sbin/ldconfig /usr/sbin/ldconfig 2>/dev/null | head -n 1)"
+ldconfig_p() { [[ -n "$LDCONFIG" ]] && "$LDCONFIG" -p 2>/dev/null; }
+
 site_packages_dirs() {
   local py
   for py in python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
@@ -180,7 +184,7 @@ cuda_search_dirs() {
   [[ -n "${MIMETIC_CUDA_LIB_DIR:-}" ]] && echo "$MIMETIC_CUDA_LIB_DIR"
   echo /usr/local/cuda/lib64
   ls -d /usr/local/cuda/targets/*/lib /usr/local/cuda-*/lib64 2>/dev/null
-  ldconfig -p 2>/dev/null | sed -n 's/.*lib\(cudart\|cublas\|cublasLt\)\.so.* => \(.*\)\/[^/]*$/\2/p'
+  ldconfig_p | sed -n 's/.*lib\(cudart\|cublas\|cublasLt\)\.so.* => \(.*\)\/[^/]*$/\2/p'
   echo /usr/lib/x86_64-linux-gnu /usr/lib64
   local sp
   while read -r sp; do
@@ -210,7 +214,7 @@ done <"$ROOT/cuda_libs.txt"
 
 # The driver's libcuda.so.1 is loaded by cudart at run time (no ldd entry): say where it is.
 driver=""
-for d in $(ldconfig -p 2>/dev/null | sed -n 's/.*libcuda\.so\.1 .*=> \(.*\)\/[^/]*$/\1/p') \
+for d in $(ldconfig_p | sed -n 's/.*libcuda\.so\.1 .*=> \(.*\)\/[^/]*$/\1/p') \
   /usr/lib/x86_64-linux-gnu /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib64; do
   if [[ -e "$d/libcuda.so.1" ]]; then
     driver="$d"
@@ -219,7 +223,7 @@ for d in $(ldconfig -p 2>/dev/null | sed -n 's/.*libcuda\.so\.1 .*=> \(.*\)\/[^/
 done
 if [[ -n "$driver" ]]; then
   say "NVIDIA driver library: $driver/libcuda.so.1"
-  ldconfig -p 2>/dev/null | grep -q "libcuda\.so\.1 .*=> $driver/" || CUDA_DIRS+=("$driver")
+  ldconfig_p | grep -q "libcuda\.so\.1 .*=> $driver/" || CUDA_DIRS+=("$driver")
 else
   say "NVIDIA driver library libcuda.so.1: not found (no driver): every GPU test will skip"
 fi
