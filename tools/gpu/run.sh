@@ -11,8 +11,14 @@
 # the experiment runner on a smoke config and the GPU benchmark, each under a timeout, all within the
 # budget (default 540 s). OUTDIR gets summary.txt ("N passed, N failed, N skipped", counted per gtest
 # test case; the runner and each benchmark preset count one each), logs.txt (every step's output),
-# benchmark.txt and env.txt. Exit code: 0 when nothing failed, 1 when something failed, 2 when the
-# bundle cannot run here (missing library, bad arguments).
+# benchmark.txt, env.txt and runner_summary.md (five files: the device tool returns at most eight).
+# Exit code: 0 when nothing failed, 1 when something failed, 2 when the bundle cannot run here
+# (missing library, bad arguments).
+#
+# --only=REGEX runs the tests whose label matches, the runner if "runner" matches and the benchmark if
+# "benchmark" matches (e.g. --only='ssd|parity'); --no-bench leaves the benchmark out. Without a GPU
+# (the driver lists none) the runner and benchmark, which then exit naming the missing GPU, count as
+# skipped; the CUDA libraries are searched in MIMETIC_CUDA_LIB_DIR first.
 #
 # This file is also sourced (MIMETIC_RUN_SH_LIB=1) by tools/gpu/bundle.sh and its tests, for the list of
 # libraries a bare GPU machine provides and the ldd check.
