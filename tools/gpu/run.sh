@@ -325,30 +325,39 @@ command -v stdbuf >/dev/null 2>&1 && LINEBUF=(stdbuf -oL -eL)
 
 # run_in_env SECONDS CMD...: CMD in the runfiles tree, as Bazel would run it, under a timeout.
 run_in_env() {
-  local t="$1"
+  local t="$1" tmp rc
   shift
+  tmp="$(mktemp -d)"
   (cd "$RUNFILES/mimetic" && env LD_LIBRARY_PATH="$LD_PATH" TEST_SRCDIR="$RUNFILES" RUNFILES_DIR="$RUNFILES" \
-    TEST_WORKSPACE=mimetic TEST_TMPDIR="$TMP_STEP" TEST_UNDECLARED_OUTPUTS_DIR="$TMP_STEP" \
+    TEST_WORKSPACE=mimetic TEST_TMPDIR="$tmp" TEST_UNDECLARED_OUTPUTS_DIR="$tmp" \
     OMP_WAIT_POLICY=passive timeout -k 10 "$t" "${LINEBUF[@]}" "$@")
+  rc=$?
+  rm -rf "$tmp"
+  return "$rc"
+}
+
+# begin_step NAME CAP RESERVE: sets STEP_T (the step's time limit) and STEP_LOG (a fresh file), or,
+# when the budget is spent, records the step as not run (a failure) and returns 1.
+begin_step() {
+  STEP_T="$(step_timeout "$2" "$3")"
+  STEP_LOG="$(mktemp)"
+  if ((STEP_T < 5)); then
+    echo "not run: the ${BUDGET}s budget is spent" >"$STEP_LOG"
+    FAILED=$((FAILED + 1))
+    record "$1" FAIL "not run: time budget spent" "$STEP_LOG"
+    rm -f "$STEP_LOG"
+    return 1
+  fi
 }
 
 # run_gtest NAME REL CAP: a gtest binary, counted per test case.
 run_gtest() {
-  local name="$1" rel="$2" cap="$3" t log rc pass fail skip reasons detail status
-  t="$(step_timeout "$cap" 20)"
-  log="$(mktemp)"
-  if ((t < 5)); then
-    echo "not run: the ${BUDGET}s budget is spent" >"$log"
-    FAILED=$((FAILED + 1))
-    record "$name" FAIL "not run: time budget spent" "$log"
-    rm -f "$log"
-    return
-  fi
-  TMP_STEP="$(mktemp -d)"
-  local t0=$SECONDS
+  local name="$1" rel="$2" cap="$3" t log rc pass fail skip reasons detail status t0=$SECONDS
+  begin_step "$name" "$cap" 20 || return
+  t="$STEP_T"
+  log="$STEP_LOG"
   run_in_env "$t" "./$rel" --gtest_color=no >"$log" 2>&1
   rc=$?
-  rm -rf "$TMP_STEP"
   pass=$(grep -cE '^\[       OK \] [^ ]+ \([0-9]+ ms\)$' "$log")
   fail=$(grep -cE '^\[  FAILED  \] [^ ]+ \([0-9]+ ms\)$' "$log")
   skip=$(grep -cE '^\[  SKIPPED \] [^ ]+ \([0-9]+ ms\)$' "$log")
@@ -383,22 +392,13 @@ run_gtest() {
 # run_program NAME CAP RESERVE OUTFILE CMD...: a program that needs a GPU, counted as one case. Where
 # the driver lists no GPU, exiting nonzero with a message naming the missing GPU is a skip.
 run_program() {
-  local name="$1" cap="$2" reserve="$3" out="$4" t log rc detail
+  local name="$1" cap="$2" reserve="$3" out="$4" t log rc detail t0=$SECONDS
   shift 4
-  t="$(step_timeout "$cap" "$reserve")"
-  log="$(mktemp)"
-  if ((t < 5)); then
-    echo "not run: the ${BUDGET}s budget is spent" >"$log"
-    FAILED=$((FAILED + 1))
-    record "$name" FAIL "not run: time budget spent" "$log"
-    rm -f "$log"
-    return
-  fi
-  TMP_STEP="$(mktemp -d)"
-  local t0=$SECONDS
+  begin_step "$name" "$cap" "$reserve" || return
+  t="$STEP_T"
+  log="$STEP_LOG"
   run_in_env "$t" "$@" >"$log" 2>&1
   rc=$?
-  rm -rf "$TMP_STEP"
   [[ -n "$out" ]] && cat "$log" >>"$out"
   detail="exit code $rc in $((SECONDS - t0))s"
   if ((rc == 0)); then
