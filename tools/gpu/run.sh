@@ -508,7 +508,7 @@ fi
   if [[ -s "$BENCH_OUT" ]]; then
     echo
     echo "benchmark table (full output in benchmark.txt):"
-    grep -E '^\[[a-z0-9_]+\] ' "$BENCH_OUT"
+    grep -E '^\[[a-z0-9_]+\] ' "$BENCH_OUT" || echo "(no rows: see the benchmark steps above)"
   fi
   if [[ ${#FAILURES[@]} -gt 0 ]]; then
     echo
