@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tools/gpu/check_bundle.sh [BUNDLE_DIR]: CI's check of the GPU bundle (tools/gpu/bundle.sh) on a
+# machine without a GPU. Fails, naming what is wrong, unless:
+#   1. the bundle folder is at most 60 MiB (its size is printed);
+#   2. run.sh's list of allowed system libraries is exactly the agreed one, and ldd of every ELF file
+#      in the payload, with only the bundle's lib/ on the library path, resolves to the bundle or to
+#      one of those libraries;
+#   3. run.sh, in a scrubbed environment (env -i with PATH alone), starts every binary, every test
+#      binary skips its GPU cases with a reason and none fails, and the runner and benchmark steps
+#      skip naming the missing GPU;
+#   4. with a library deleted from a copy of the payload, run.sh stops before running anything and
+#      names it: one that also exists on this machine outside the bundle (OpenBLAS, reachable through
+#      the binaries' build-time RUNPATH) and one that exists only in the bundle (a kernel library).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUNDLE="$(cd "${1:-$ROOT/gpu_bundle}" && pwd -P)" || exit 1
+LIMIT_BYTES=$((60 * 1024 * 1024))
+EXPECTED_ALLOWED="linux-vdso ld-linux-x86-64 libc libm libdl libpthread librt libstdc++ libgcc_s libcuda libcudart libcublas libcublasLt"
+SCRUBBED_PATH=/usr/local/bin:/usr/bin:/bin
+
+errors=0
+fail() {
+  echo "check_bundle: FAIL: $*"
+  errors=$((errors + 1))
+}
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/mimetic-check-bundle.XXXXXX")"
+trap 'rm -rf "$TMP"' EXIT
+
+# 1. Size.
+size=$(du -sb "$BUNDLE" | cut -f1)
+echo "check_bundle: bundle size $(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }') MiB (limit 60 MiB): $BUNDLE"
+((size <= LIMIT_BYTES)) || fail "the bundle is $size bytes, over 60 MiB"
+
+# 2. The allowed list, and ldd of the unpacked payload with only the bundle's libraries on the path.
+# shellcheck source=tools/gpu/run.sh
+MIMETIC_RUN_SH_LIB=1 source "$BUNDLE/run.sh" || exit 1
+[[ "${ALLOWED_SYSTEM_LIBS[*]}" == "$EXPECTED_ALLOWED" ]] ||
+  fail "run.sh allows '${ALLOWED_SYSTEM_LIBS[*]}', expected exactly '$EXPECTED_ALLOWED'"
+tar -xJf "$BUNDLE/payload.tar.xz" -C "$TMP" || exit 1
+n_elf=0
+while IFS= read -r -d '' f; do
+  is_elf "$f" || continue
+  n_elf=$((n_elf + 1))
+  while IFS= read -r problem; do
+    fail "ldd: $problem"
+  done < <(env -i PATH="$SCRUBBED_PATH" LD_LIBRARY_PATH="$TMP/payload/lib" ldd "$f" 2>&1 |
+    check_ldd_output "$TMP/payload/lib" "${f#"$TMP"/payload/}")
+done < <(find "$TMP/payload" -type f -print0)
+echo "check_bundle: ldd checked $n_elf ELF files against the bundle and the allowed list"
+((n_elf > 0)) || fail "the payload holds no ELF files"
+
+# 3. run.sh in a scrubbed environment.
+env -i PATH="$SCRUBBED_PATH" bash "$BUNDLE/run.sh" "$TMP/out" --budget=400 >"$TMP/run.log" 2>&1
+rc=$?
+summary="$TMP/out/summary.txt"
+sed -n '/^per step/,/^$/p' "$summary" 2>/dev/null | sed 's/^/check_bundle:   /'
+if [[ $rc -ne 0 ]]; then
+  fail "run.sh exited with code $rc:"
+  cat "$TMP/run.log"
+fi
+counts="$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$summary" 2>/dev/null)"
+echo "check_bundle: run.sh: ${counts:-no count line}"
+[[ "$counts" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]] || fail "summary.txt has no count line"
+[[ "${BASH_REMATCH[2]:-1}" == 0 ]] || fail "run.sh counted failures"
+((${BASH_REMATCH[3]:-0} > 0)) || fail "nothing skipped on a machine without a GPU"
+grep -q '^run.sh: libraries: all [0-9]* ELF files resolve' "$summary" || fail "run.sh did not report its ldd check"
+while read -r kind label _; do
+  if [[ "$kind" == test ]]; then
+    line="$(grep -E "^(PASS|SKIP|FAIL) +$label " "$summary")"
+    if [[ -z "$line" ]]; then
+      fail "$label did not run"
+    elif [[ ! "$line" =~ [1-9][0-9]*\ skipped ]] || [[ "$line" != *"skip reason: "?* ]]; then
+      fail "$label skipped no GPU case with a reason: $line"
+    fi
+  fi
+done <"$TMP/payload/targets.txt"
+for step in "runner smoke" "benchmark"; do
+  n=$(grep -cE "^SKIP +$step.*skip reason: .*(GPU|CUDA)" "$summary")
+  ((n > 0)) || fail "no '$step' step skipped naming the missing GPU"
+  grep -E "^(PASS|FAIL) +$step" "$summary" && fail "the $step step should skip without a GPU"
+done
+
+# 4. A library missing from the bundle must stop run.sh, named.
+check_missing() {
+  local lib="$1" copy="$TMP/missing"
+  rm -rf "$copy"
+  mkdir -p "$copy"
+  cp -a "$TMP/payload" "$copy/payload"
+  cp "$BUNDLE/run.sh" "$copy/run.sh"
+  rm -f "$copy/payload/lib/$lib"
+  env -i PATH="$SCRUBBED_PATH" bash "$copy/run.sh" "$TMP/missing-out" >"$TMP/missing.log" 2>&1
+  local code=$?
+  if [[ $code -ne 2 ]] || ! grep -q "needs $lib" "$TMP/missing.log"; then
+    fail "with $lib deleted, run.sh exited $code without naming it:"
+    tail -n 20 "$TMP/missing.log"
+  else
+    echo "check_bundle: with $lib deleted, run.sh stops: $(grep -m1 "needs $lib" "$TMP/missing.log")"
+  fi
+}
+check_missing libopenblas.so.0
+check_missing "$(cd "$TMP/payload/lib" && ls | grep -m1 'kernels_Ucuda\.so$')"
+
+if ((errors > 0)); then
+  echo "check_bundle: $errors problems"
+  exit 1
+fi
+echo "check_bundle: OK"
