@@ -41,17 +41,19 @@ TEST(SpecTest, OverridesBuildAHybrid) {
 }
 
 TEST(SpecTest, BadFieldsAreNamed) {
-  EXPECT_THAT(ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 1 default_layer { mamba2 { headdim: 5 } }")
-                  .status()
-                  .message(),
-              HasSubstr("layers[0].mamba2.headdim = 5; expected a divisor of d_inner = expand * d_model = 32"));
+  EXPECT_THAT(
+      ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 1 default_layer { mamba2 { headdim: 5 } }")
+          .status()
+          .message(),
+      HasSubstr("layers[0].mamba2.headdim = 5; expected a divisor of d_inner = expand * d_model = 32"));
   EXPECT_THAT(ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 2 default_layer { mamba1 {} } "
                              "layer_overrides { index: 7 layer { attention {} } }")
                   .status()
                   .message(),
               HasSubstr("layer_overrides.index = 7"));
-  EXPECT_THAT(ParseModelSpec("vocab_size: 0 d_model: 16 n_layer: 1 default_layer { mamba1 {} }").status().message(),
-              HasSubstr("vocab_size = 0"));
+  EXPECT_THAT(
+      ParseModelSpec("vocab_size: 0 d_model: 16 n_layer: 1 default_layer { mamba1 {} }").status().message(),
+      HasSubstr("vocab_size = 0"));
   EXPECT_FALSE(ParseModelSpec("vocab_size: 10 no_such_field: 3").ok());
 }
 
@@ -78,7 +80,8 @@ TEST(InitTest, Mamba1ShapesNamesAndConstants) {
   EXPECT_NEAR(Std(Host(p, "embedding/weight")), 0.02, 0.002);
   // in_proj U(±1/8): std = 1/(8 sqrt 3); out_proj U(±1/sqrt(128)) / sqrt(4 layers).
   EXPECT_NEAR(Std(Host(p, "layers/0/mixer/in_proj/weight")), 1.0 / (8 * std::sqrt(3.0)), 0.003);
-  EXPECT_NEAR(Std(Host(p, "layers/0/mixer/out_proj/weight")), 1.0 / std::sqrt(128.0) / std::sqrt(3.0) / 2.0, 0.002);
+  EXPECT_NEAR(Std(Host(p, "layers/0/mixer/out_proj/weight")), 1.0 / std::sqrt(128.0) / std::sqrt(3.0) / 2.0,
+              0.002);
   // Conv bias is kept (not zeroed): U(±0.5).
   std::vector<float> cb = Host(p, "layers/0/mixer/conv1d/bias");
   EXPECT_GT(Std(cb), 0.2);
@@ -107,7 +110,9 @@ TEST(InitTest, DtBiasIsInverseSoftplusOfLogUniformDt) {
 }
 
 TEST(InitTest, Mamba2ShapesAndConstants) {
-  ModelSpec s = MustParse("vocab_size: 30 d_model: 64 n_layer: 2 default_layer { mamba2 { d_state: 16 headdim: 16 ngroups: 2 } }");
+  ModelSpec s = MustParse(
+      "vocab_size: 30 d_model: 64 n_layer: 2 default_layer { mamba2 { d_state: 16 headdim: 16 ngroups: 2 } "
+      "}");
   core::ParamTree p = Init(core::Key::FromSeed(2), s).value();
   // E = 128, H = 8, G = 2, N = 16: in_proj rows 2E + 2GN + H = 256 + 64 + 8.
   EXPECT_EQ(p.Get("layers/0/mixer/in_proj/weight")->shape(), (core::Shape{328, 64}));
@@ -149,6 +154,34 @@ TEST(ApplyTest, EveryMixerKindRuns) {
   }
 }
 
+// Regression: with conv_bias false the zero bias must cover all E + 2GN conv channels, not E.
+TEST(ApplyTest, Mamba2WithoutConvBiasEqualsAZeroConvBias) {
+  const std::string body =
+      "vocab_size: 13 d_model: 16 n_layer: 2 default_layer { mamba2 { d_state: 8 headdim: 8 "
+      "chunk_size: 4 conv_bias: ";
+  ModelSpec with_bias = MustParse(body + "true } }");
+  ModelSpec without_bias = MustParse(body + "false } }");
+  core::ParamTree p = Init(core::Key::FromSeed(0), with_bias).value();
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = LayerPrefix(i) + "mixer/conv1d/bias";
+    std::vector<float> zeros(p.Get(path)->numel(), 0.f);
+    p = p.Replace(path, core::Tensor::FromHost<float>(p.Get(path)->shape(), zeros).value()).value();
+  }
+  // The same weights without the conv biases, which is the tree Init builds for conv_bias: false.
+  std::vector<std::pair<std::string, core::Tensor>> kept;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p.Paths()[i].find("conv1d/bias") == std::string::npos) kept.emplace_back(p.Paths()[i], p.Leaves()[i]);
+  }
+  core::ParamTree q = core::ParamTree::FromPairs(kept).value();
+  ASSERT_TRUE(q.SameStructure(Init(core::Key::FromSeed(0), without_bias).value()));
+  core::Tensor tokens = core::RandInt(core::Key::FromSeed(1), {2, 9}, 0, 13).value();
+  absl::StatusOr<core::Tensor> expected = ApplyChecked(p, with_bias, tokens);
+  absl::StatusOr<core::Tensor> actual = ApplyChecked(q, without_bias, tokens);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(actual->ToVector<float>().value(), expected->ToVector<float>().value());
+}
+
 TEST(ApplyTest, BadInputsGiveStatuses) {
   ModelSpec s = testing::TinyMamba2();
   core::ParamTree p = Init(core::Key::FromSeed(0), s).value();
@@ -157,8 +190,9 @@ TEST(ApplyTest, BadInputsGiveStatuses) {
   core::Tensor f = core::Tensor::FromHost<float>({1, 2}, {1, 2}).value();
   EXPECT_THAT(ApplyChecked(p, s, f).status().message(), HasSubstr("expected i32"));
   core::ParamTree missing = p.Select("embedding/**");
-  EXPECT_THAT(ApplyChecked(missing, s, core::Tensor::FromHost<int32_t>({1, 1}, {1}).value()).status().message(),
-              HasSubstr("layers/0/norm/weight"));
+  EXPECT_THAT(
+      ApplyChecked(missing, s, core::Tensor::FromHost<int32_t>({1, 1}, {1}).value()).status().message(),
+      HasSubstr("layers/0/norm/weight"));
 }
 
 }  // namespace
