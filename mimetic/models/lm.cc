@@ -32,13 +32,14 @@ Tensor ApplyNorm(const ModelSpec& spec, const ParamAccess& p, const Tensor& x) {
 
 }  // namespace
 
-int64_t NumResidualsPerLayer(const ModelSpec& spec) { return spec.d_intermediate() > 0 ? 2 : 1; }
-
 absl::StatusOr<core::ParamTree> Init(core::Key key, const ModelSpec& unresolved) {
   ASSIGN_OR_RETURN(ModelSpec spec, ResolveSpec(unresolved));
   const int64_t D = spec.d_model();
   const int64_t V = PaddedVocab(spec);
-  const int64_t divisor_sq = spec.rescale_prenorm_residual() ? NumResidualsPerLayer(spec) * spec.layers_size() : 0;
+  // out_proj and fc2 end divided by sqrt(n_layer): MixerModel's _init_weights pass divides by
+  // sqrt(n_residuals_per_layer * n_layer), but MambaLMHeadModel's pass runs last with the default
+  // n_residuals_per_layer = 1 and redraws them (mamba_ssm models/mixer_seq_simple.py).
+  const int64_t divisor_sq = spec.rescale_prenorm_residual() ? spec.layers_size() : 0;
   NamedTensors named;
   ASSIGN_OR_RETURN(Tensor emb, core::Normal(ParamKey(key, "embedding/weight"), {V, D}));
   named.emplace_back("embedding/weight", ops::MulScalar(emb, spec.initializer_range()));
@@ -110,7 +111,8 @@ core::Tensor Apply(const core::ParamTree& params, const ModelSpec& spec, const c
         m = AttentionForward(params, mixer, layer.attention(), D, u, li ? &li->attention : nullptr);
         break;
       case LayerSpec::kLinearAttention:
-        m = LinearAttentionForward(params, mixer, layer.linear_attention(), D, u, li ? &li->attention : nullptr);
+        m = LinearAttentionForward(params, mixer, layer.linear_attention(), D, u,
+                                   li ? &li->attention : nullptr);
         break;
       case LayerSpec::MIXER_NOT_SET:
         return Tensor::Error(absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer")));
@@ -119,7 +121,8 @@ core::Tensor Apply(const core::ParamTree& params, const ModelSpec& spec, const c
     if (spec.d_intermediate() > 0) {
       ParamAccess mlp(params, prefix + "mlp/");
       Tensor v = ApplyNorm(spec, ParamAccess(params, prefix + "norm2/"), h);
-      std::vector<Tensor> yg = ops::Split(mlp.Linear(v, "fc1"), -1, {spec.d_intermediate(), spec.d_intermediate()});
+      std::vector<Tensor> yg =
+          ops::Split(mlp.Linear(v, "fc1"), -1, {spec.d_intermediate(), spec.d_intermediate()});
       h = ops::Add(h, mlp.Linear(ops::Mul(yg[0], ops::Silu(yg[1])), "fc2"));
     }
   }

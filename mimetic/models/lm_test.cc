@@ -126,6 +126,31 @@ TEST(InitTest, Mamba2ShapesAndConstants) {
   for (float w : Host(p, "layers/1/mixer/norm/weight")) EXPECT_EQ(w, 1.f);
 }
 
+// mamba_ssm's MambaLMHeadModel runs _init_weights twice (mixer_seq_simple.py): MixerModel's pass with
+// n_residuals_per_layer = 2 when there is an MLP, then the LM head model's pass with the default 1,
+// which redraws out_proj/fc2 and divides by sqrt(n_layer). The last pass wins, with or without MLP.
+TEST(InitTest, OutProjAndFc2AreRescaledBySqrtNLayerAsMambaLMHeadModelLeavesThem) {
+  for (const std::string mlp : {"", "d_intermediate: 128 "}) {
+    ModelSpec s = MustParse("vocab_size: 13 d_model: 16 n_layer: 4 " + mlp +
+                            "default_layer { mamba2 { d_state: 8 headdim: 8 } }");
+    const core::Key key = core::Key::FromSeed(5);
+    core::ParamTree p = Init(key, s).value();
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rescaled = {
+        {"layers/2/mixer/out_proj/weight", {16, 32}}};
+    if (!mlp.empty()) rescaled.push_back({"layers/2/mlp/fc2/weight", {16, 128}});
+    for (const auto& [path, shape] : rescaled) {
+      // The unscaled draw is nn.Linear's default init from the parameter's own key.
+      std::vector<float> draw =
+          LinearWeight(ParamKey(key, path), shape.first, shape.second).value().ToVector<float>().value();
+      std::vector<float> actual = Host(p, path);
+      ASSERT_EQ(actual.size(), draw.size()) << path;
+      for (size_t i = 0; i < draw.size(); ++i) {
+        ASSERT_FLOAT_EQ(actual[i], static_cast<float>(draw[i] / std::sqrt(4.0))) << mlp << path << " " << i;
+      }
+    }
+  }
+}
+
 TEST(InitTest, SameKeySameTreeAndLayersAreIndependent) {
   core::ParamTree a = Init(core::Key::FromSeed(7), testing::TinyMamba2(2)).value();
   core::ParamTree b = Init(core::Key::FromSeed(7), testing::TinyMamba2(2)).value();

@@ -142,8 +142,9 @@ def uniform(shape, bound):
 def init(model):
     """mamba_ssm's default init (spec §1.2, §2.2, §1.6), drawn with torch's RNG."""
     D, V, n = model["D"], model["V"], len(model["layers"])
-    res = 2 if model["d_intermediate"] else 1
-    scale = 1 / math.sqrt(res * n)
+    # out_proj/fc2 / sqrt(n_layer): MambaLMHeadModel's _init_weights pass runs last with
+    # n_residuals_per_layer = 1, with or without an MLP (mamba_ssm models/mixer_seq_simple.py).
+    scale = 1 / math.sqrt(n)
     p = {"embedding/weight": torch.randn(V, D) * 0.02}
     for i, L in enumerate(model["layers"]):
         pre = "layers/%d/" % i
