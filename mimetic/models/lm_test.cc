@@ -151,6 +151,26 @@ TEST(InitTest, OutProjAndFc2AreRescaledBySqrtNLayerAsMambaLMHeadModelLeavesThem)
   }
 }
 
+// mamba_ssm's GatedMLP rounds hidden_features up to a multiple of multiple_of = 128 (modules/mlp.py),
+// so d_intermediate: 24 gives the same tensor shapes as there.
+TEST(InitTest, GatedMlpWidthIsRoundedUpToAMultipleOf128) {
+  ModelSpec s = MustParse(
+      "vocab_size: 13 d_model: 16 n_layer: 2 d_intermediate: 24 "
+      "default_layer { mamba2 { d_state: 8 headdim: 8 } }");
+  EXPECT_EQ(s.d_intermediate(), 128);
+  core::ParamTree p = Init(core::Key::FromSeed(0), s).value();
+  EXPECT_EQ(p.Get("layers/1/mlp/fc1/weight")->shape(), (core::Shape{256, 16}));
+  EXPECT_EQ(p.Get("layers/1/mlp/fc2/weight")->shape(), (core::Shape{16, 128}));
+  EXPECT_EQ(MustParse("vocab_size: 13 d_model: 16 n_layer: 1 d_intermediate: 129 "
+                      "default_layer { mamba2 { d_state: 8 headdim: 8 } }")
+                .d_intermediate(),
+            256);
+  EXPECT_EQ(MustParse("vocab_size: 13 d_model: 16 n_layer: 1 d_intermediate: 24 mlp_multiple_of: 1 "
+                      "default_layer { mamba2 { d_state: 8 headdim: 8 } }")
+                .d_intermediate(),
+            24);
+}
+
 TEST(InitTest, SameKeySameTreeAndLayersAreIndependent) {
   core::ParamTree a = Init(core::Key::FromSeed(7), testing::TinyMamba2(2)).value();
   core::ParamTree b = Init(core::Key::FromSeed(7), testing::TinyMamba2(2)).value();

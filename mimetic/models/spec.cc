@@ -108,6 +108,10 @@ absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& in) {
   }
   if (!(spec.norm_eps() > 0)) return Bad("norm_eps", absl::StrCat(spec.norm_eps()), "> 0");
   if (spec.d_intermediate() < 0) return Bad("d_intermediate", absl::StrCat(spec.d_intermediate()), ">= 0");
+  if (spec.mlp_multiple_of() < 1) return Bad("mlp_multiple_of", absl::StrCat(spec.mlp_multiple_of()), ">= 1");
+  // GatedMLP's hidden_features rounded up as in mamba_ssm modules/mlp.py (multiple_of = 128).
+  const int64_t m = spec.mlp_multiple_of();
+  spec.set_d_intermediate(static_cast<int32_t>((spec.d_intermediate() + m - 1) / m * m));
   for (int i = 0; i < spec.layers_size(); ++i) {
     absl::Status s = ValidateLayer(spec.layers(i), i, spec.d_model());
     if (!s.ok()) return s;

@@ -13,8 +13,9 @@
 
 namespace mimetic::models {
 
-// Expands n_layer/default_layer/layer_overrides into `layers` and validates every field; a bad
-// field gives InvalidArgument naming it ("layers[3].mamba2.headdim = 48 does not divide ...").
+// Expands n_layer/default_layer/layer_overrides into `layers`, rounds d_intermediate up to a
+// multiple of mlp_multiple_of, and validates every field; a bad field gives InvalidArgument naming
+// it ("layers[3].mamba2.headdim = 48 does not divide ...").
 absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& spec);
 
 // Parses a text-format ModelSpec and resolves it.

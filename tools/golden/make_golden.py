@@ -275,6 +275,8 @@ def M2(D, G=1):
 
 def case(name, layers, norm_kind="rms", pad=8, d_intermediate=0, D=16, vocab=13):
     V = (vocab + pad - 1) // pad * pad
+    # mamba_ssm's GatedMLP rounds its width up to a multiple of 128 (modules/mlp.py, multiple_of).
+    d_intermediate = (d_intermediate + 127) // 128 * 128
     return name, {"D": D, "vocab": vocab, "V": V, "pad": pad, "norm": norm_kind, "eps": 1e-5,
                   "d_intermediate": d_intermediate, "layers": layers}
 
