@@ -10,8 +10,8 @@ namespace mimetic::init {
 namespace {
 
 absl::Status NotMamba(const Model& m, int layer, const char* component) {
-  return absl::InvalidArgumentError(absl::StrCat(component, " needs a Mamba 1 or Mamba 2 layer, but layer ", layer,
-                                                 " is ", models::MixerKind(m.spec.layers(layer))));
+  return absl::InvalidArgumentError(absl::StrCat(component, " needs a Mamba 1 or Mamba 2 layer, but layer ",
+                                                 layer, " is ", models::MixerKind(m.spec.layers(layer))));
 }
 
 // Scales rows [begin, end) of a row-major (rows, width) buffer.
@@ -22,27 +22,28 @@ void ScaleRows(std::vector<double>& v, int64_t width, int64_t begin, int64_t end
 }  // namespace
 
 LayerTransform MimeticA(double c, bool reparameterize) {
-  return LayerTransform(absl::StrCat("mimetic_a(c=", c, reparameterize ? ", reparameterize" : ", init_only", ")"),
-                        [c, reparameterize](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
-                          RETURN_IF_ERROR(CheckLayer(m, layer));
-                          Model out = m;
-                          LayerSpec* ls = out.spec.mutable_layers(layer);
-                          const bool m1 = ls->mixer_case() == LayerSpec::kMamba1;
-                          const bool m2 = ls->mixer_case() == LayerSpec::kMamba2;
-                          if (!m1 && !m2) return NotMamba(m, layer, "A≈1");
-                          if (reparameterize) {
-                            // A = -exp(-c A_log): the layer's parameterization changes, values stay.
-                            if (m1) ls->mutable_mamba1()->set_a_log_scale(static_cast<float>(-c));
-                            if (m2) ls->mutable_mamba2()->set_a_log_scale(static_cast<float>(-c));
-                            return out;
-                          }
-                          ASSIGN_OR_RETURN(out.params, EditLeaf(m.params, MixerPath(layer, "A_log"),
-                                                                [c](std::vector<double>& v, int64_t) {
-                                                                  for (double& x : v) x = -c * x;
-                                                                  return absl::OkStatus();
-                                                                }));
-                          return out;
-                        });
+  return LayerTransform(
+      absl::StrCat("mimetic_a(c=", c, reparameterize ? ", reparameterize" : ", init_only", ")"),
+      [c, reparameterize](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
+        RETURN_IF_ERROR(CheckLayer(m, layer));
+        Model out = m;
+        LayerSpec* ls = out.spec.mutable_layers(layer);
+        const bool m1 = ls->mixer_case() == LayerSpec::kMamba1;
+        const bool m2 = ls->mixer_case() == LayerSpec::kMamba2;
+        if (!m1 && !m2) return NotMamba(m, layer, "A≈1");
+        if (reparameterize) {
+          // A = -exp(-c A_log): the layer's parameterization changes, values stay.
+          if (m1) ls->mutable_mamba1()->set_a_log_scale(-c);
+          if (m2) ls->mutable_mamba2()->set_a_log_scale(-c);
+          return out;
+        }
+        ASSIGN_OR_RETURN(out.params,
+                         EditLeaf(m.params, MixerPath(layer, "A_log"), [c](std::vector<double>& v, int64_t) {
+                           for (double& x : v) x = -c * x;
+                           return absl::OkStatus();
+                         }));
+        return out;
+      });
 }
 
 LayerTransform MimeticDelta(double w_delta_scale, double bias) {
@@ -69,13 +70,13 @@ LayerTransform MimeticDelta(double w_delta_scale, double bias) {
         if (ls.mixer_case() == LayerSpec::kMamba2) {
           const models::Mamba2Dims d = models::Mamba2DimsOf(ls.mamba2(), m.spec.d_model());
           const int64_t begin = 2 * d.E + 2 * d.G * d.N;
-          RETURN_IF_ERROR(CheckShape(out.params, MixerPath(layer, "in_proj/weight"), {d.in_proj_rows(), d.D}));
-          ASSIGN_OR_RETURN(out.params,
-                           EditLeaf(out.params, MixerPath(layer, "in_proj/weight"),
-                                    [&](std::vector<double>& v, int64_t width) {
-                                      ScaleRows(v, width, begin, begin + d.H, w_delta_scale);
-                                      return absl::OkStatus();
-                                    }));
+          RETURN_IF_ERROR(
+              CheckShape(out.params, MixerPath(layer, "in_proj/weight"), {d.in_proj_rows(), d.D}));
+          ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "in_proj/weight"),
+                                                [&](std::vector<double>& v, int64_t width) {
+                                                  ScaleRows(v, width, begin, begin + d.H, w_delta_scale);
+                                                  return absl::OkStatus();
+                                                }));
           ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "dt_bias"), set_bias));
           return out;
         }

@@ -131,7 +131,7 @@ TEST(PretrainedSpecTest, Mamba130mFields) {
   EXPECT_EQ(spec.layers_size(), 24);
   EXPECT_EQ(models::PaddedVocab(spec), 50280);
   EXPECT_EQ(spec.norm(), models::RMS_NORM);
-  EXPECT_FLOAT_EQ(spec.norm_eps(), 1e-5f);
+  EXPECT_EQ(spec.norm_eps(), 1e-5);
   EXPECT_TRUE(spec.tie_embeddings());
   const models::Mamba1Dims d = models::Mamba1DimsOf(spec.layers(23).mamba1(), spec.d_model());
   EXPECT_EQ(d.E, 1536);

@@ -179,7 +179,7 @@ ModelSpec MambaConfigBase(int d_model, int n_layer, int pad_vocab_size_multiple)
   spec.set_d_model(d_model);
   spec.set_n_layer(n_layer);
   spec.set_norm(RMS_NORM);
-  spec.set_norm_eps(1e-5f);
+  spec.set_norm_eps(1e-5);
   spec.set_residual_in_fp32(true);
   spec.set_tie_embeddings(true);
   spec.set_pad_vocab_size_multiple(pad_vocab_size_multiple);
@@ -215,7 +215,7 @@ ModelSpec Mamba2Preset(int d_model, int n_layer) {
   m->set_expand(2);
   m->set_headdim(64);
   m->set_ngroups(1);
-  m->set_norm_eps(1e-5f);
+  m->set_norm_eps(1e-5);
   return spec;
 }
 
