@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "mimetic/init/checkpoint_names.h"
 #include "mimetic/models/lm.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/models/test_specs.h"
 
@@ -83,7 +84,8 @@ int64_t AnalyticCount(const models::ModelSpec& spec) {
                d.E * d.D;
     } else {
       const models::Mamba2Dims d = models::Mamba2DimsOf(layer.mamba2(), spec.d_model());
-      total += d.D * d.in_proj_rows() + d.conv_dim() * (d.K + 1) + 3 * d.H + d.E + d.E * d.D;
+      total += d.D * models::Mamba2InProjOf(d).rows() + models::Mamba2InProjOf(d).xBC().size * (d.K + 1) +
+               3 * d.H + d.E + d.E * d.D;
     }
   }
   return total;

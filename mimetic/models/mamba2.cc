@@ -5,6 +5,7 @@
 #include "mimetic/core/builtin_ops.h"
 #include "mimetic/core/random.h"
 #include "mimetic/models/param_access.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/conv1d.h"
 #include "mimetic/ops/elementwise.h"
@@ -18,20 +19,21 @@ namespace mimetic::models {
 absl::Status InitMamba2(Key key, const Mamba2Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out) {
   const Mamba2Dims d = Mamba2DimsOf(s, d_model);
+  const Mamba2InProj rows = Mamba2InProjOf(d);
+  const int64_t conv_channels = rows.xBC().size;
   auto path = [&prefix](const char* name) { return prefix + name; };
-  ASSIGN_OR_RETURN(Tensor in_proj,
-                   LinearWeight(ParamKey(key, path("in_proj/weight")), d.in_proj_rows(), d.D));
+  ASSIGN_OR_RETURN(Tensor in_proj, LinearWeight(ParamKey(key, path("in_proj/weight")), rows.rows(), d.D));
   out->emplace_back(path("in_proj/weight"), in_proj);
   if (s.bias()) {
-    ASSIGN_OR_RETURN(Tensor b, ConstantTensor({d.in_proj_rows()}, 0.f));
+    ASSIGN_OR_RETURN(Tensor b, ConstantTensor({rows.rows()}, 0.f));
     out->emplace_back(path("in_proj/bias"), b);
   }
   const double conv_bound = 1.0 / std::sqrt(static_cast<double>(d.K));
-  ASSIGN_OR_RETURN(Tensor conv_w, UniformTensor(ParamKey(key, path("conv1d/weight")), {d.conv_dim(), 1, d.K},
+  ASSIGN_OR_RETURN(Tensor conv_w, UniformTensor(ParamKey(key, path("conv1d/weight")), {conv_channels, 1, d.K},
                                                 -conv_bound, conv_bound));
   out->emplace_back(path("conv1d/weight"), conv_w);
   if (s.conv_bias()) {
-    ASSIGN_OR_RETURN(Tensor conv_b, UniformTensor(ParamKey(key, path("conv1d/bias")), {d.conv_dim()},
+    ASSIGN_OR_RETURN(Tensor conv_b, UniformTensor(ParamKey(key, path("conv1d/bias")), {conv_channels},
                                                   -conv_bound, conv_bound));
     out->emplace_back(path("conv1d/bias"), conv_b);
   }
@@ -64,20 +66,22 @@ absl::Status InitMamba2(Key key, const Mamba2Spec& s, int64_t d_model, int64_t o
 Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, const Mamba2Spec& s,
                      int64_t d_model, const Tensor& u, Mamba2Internals* internals) {
   const Mamba2Dims d = Mamba2DimsOf(s, d_model);
+  const Mamba2InProj rows = Mamba2InProjOf(d);
+  const int64_t conv_channels = rows.xBC().size;
   ParamAccess p(params, prefix);
   const int64_t batch = u.ok() ? u.dim(0) : 0;
   const int64_t len = u.ok() ? u.dim(1) : 0;
-  Tensor zxbcdt = p.Linear(u, "in_proj");  // (B, L, 2E + 2GN + H)
-  std::vector<Tensor> parts = ops::Split(zxbcdt, -1, {d.E, d.conv_dim(), d.H});
+  Tensor zxbcdt = p.Linear(u, "in_proj");  // (B, L, 2E + 2GN + H): [z | x | B | C | dt]
+  std::vector<Tensor> parts = ops::Split(zxbcdt, -1, {rows.z.size, conv_channels, rows.dt.size});
   const Tensor& z = parts[0];    // (B, L, E)
   const Tensor& xbc = parts[1];  // (B, L, E + 2GN)
   const Tensor& dt = parts[2];   // (B, L, H)
-  Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {d.conv_dim(), d.K});
+  Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {conv_channels, d.K});
   // Without a conv bias the conv adds zeros over all E + 2GN channels.
   Tensor conv_b = s.conv_bias() ? p.Get("conv1d/bias")
-                                : core::Fill({{d.conv_dim()}, conv_w.dtype(), conv_w.device()}, 0.0);
+                                : core::Fill({{conv_channels}, conv_w.dtype(), conv_w.device()}, 0.0);
   Tensor conv = ops::CausalConv1d(xbc, conv_w, conv_b);
-  std::vector<Tensor> xbc_parts = ops::Split(ops::Silu(conv), -1, {d.E, d.G * d.N, d.G * d.N});
+  std::vector<Tensor> xbc_parts = ops::Split(ops::Silu(conv), -1, {rows.x.size, rows.B.size, rows.C.size});
   Tensor x = ops::Reshape(xbc_parts[0], {batch, len, d.H, d.P});
   Tensor bm = ops::Reshape(xbc_parts[1], {batch, len, d.G, d.N});
   Tensor cm = ops::Reshape(xbc_parts[2], {batch, len, d.G, d.N});

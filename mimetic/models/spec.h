@@ -41,10 +41,9 @@ struct Mamba1Dims {
 };
 Mamba1Dims Mamba1DimsOf(const Mamba1Spec& s, int64_t d_model);
 
+// The in_proj and conv row layouts built from these sizes are in proj_layout.h.
 struct Mamba2Dims {
   int64_t D, E, N, K, P, H, G;
-  int64_t conv_dim() const { return E + 2 * G * N; }
-  int64_t in_proj_rows() const { return 2 * E + 2 * G * N + H; }
 };
 Mamba2Dims Mamba2DimsOf(const Mamba2Spec& s, int64_t d_model);
 
