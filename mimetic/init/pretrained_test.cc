@@ -72,8 +72,9 @@ TEST(PretrainedTest, UnknownNameListsKnownNames) {
     EXPECT_THAT(model.status().message(), HasSubstr(name));
 }
 
-// Parameter count of a resolved spec by the formulas of spec §1.2 (Mamba 1) and §2.2 (Mamba 2),
-// for the pure Mamba models the presets describe (RMSNorm: one weight per norm; tied head).
+// Parameter count of a resolved spec by the parameter shapes of mamba_ssm modules/mamba_simple.py (Mamba 1)
+// and modules/mamba2.py (Mamba 2), for the pure Mamba models the presets describe (RMSNorm: one weight per
+// norm; tied head).
 int64_t AnalyticCount(const models::ModelSpec& spec) {
   int64_t total = models::PaddedVocab(spec) * spec.d_model() + spec.d_model();  // embedding, norm_f
   for (const models::LayerSpec& layer : spec.layers()) {

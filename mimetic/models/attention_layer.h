@@ -1,8 +1,9 @@
 // Attention mixers for hybrids and ablations.
 //
-// Softmax attention = mamba_ssm's MHA(num_heads, causal=True), no rotary (spec §1.6, §10):
-//   in_proj/weight (3 H P, D) [q | k | v]   in_proj/bias (3 H P)   out_proj/weight (D, H P)   out_proj/bias (D)
-// Linear attention (paper Fig. 5, spec §10): y_t = W_o sum_{s<=t} (q_t . k_s) v_s, no feature map:
+// Softmax attention = mamba_ssm's MHA(num_heads, causal=True), no rotary (mamba_ssm modules/mha.py):
+//   in_proj/weight (3 H P, D) [q | k | v]   in_proj/bias (3 H P)   out_proj/weight (D, H P)   out_proj/bias
+//   (D)
+// Linear attention (paper §4, Fig. 5): y_t = W_o sum_{s<=t} (q_t . k_s) v_s, no feature map:
 //   q_proj/weight, k_proj/weight, v_proj/weight (H P, D)   out_proj/weight (D, H P)
 #ifndef MIMETIC_MODELS_ATTENTION_LAYER_H_
 #define MIMETIC_MODELS_ATTENTION_LAYER_H_

@@ -1,5 +1,6 @@
 // The language model: embedding -> n_layer pre-norm residual blocks (mixer, optional GatedMLP)
-// -> final norm -> LM head tied to the embedding (mamba_ssm MixerModel + MambaLMHeadModel, spec §1.6).
+// -> final norm -> LM head tied to the embedding (mamba_ssm MixerModel + MambaLMHeadModel, mamba_ssm
+// models/mixer_seq_simple.py).
 //
 //   ASSIGN_OR_RETURN(ModelSpec spec, ParseModelSpec("vocab_size: 30 d_model: 64 n_layer: 2 "
 //                                                   "default_layer { mamba2 { d_state: 16 headdim: 16 } }"));

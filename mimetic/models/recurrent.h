@@ -1,6 +1,7 @@
-// Recurrent inference: one token at a time with explicit state (spec §1.7): a conv ring buffer and
-// SSM state for Mamba layers, a KV cache for softmax attention, a running sum of k ⊗ v for linear
-// attention. Step's logits equal the full forward's logits at the same position.
+// Recurrent inference: one token at a time with explicit state (mamba_ssm's step() of modules/mamba_simple.py
+// and modules/mamba2.py): a conv ring buffer and SSM state for Mamba layers, a KV cache for softmax
+// attention, a running sum of k ⊗ v for linear attention. Step's logits equal the full forward's logits at
+// the same position.
 //
 //   ASSIGN_OR_RETURN(RecurrentState state, InitRecurrentState(spec, /*batch=*/1));
 //   for (int32_t tok : prompt) ASSIGN_OR_RETURN(logits, Step(params, spec, {tok}, &state));

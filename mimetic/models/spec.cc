@@ -204,8 +204,8 @@ ModelSpec Mamba1Preset(int d_model, int n_layer) {
 // state-spaces/mamba2-130m config.json: {"d_model": 768, "d_intermediate": 0, "n_layer": 24,
 // "vocab_size": 50277, "ssm_cfg": {"layer": "Mamba2"}, "attn_layer_idx": [], "rms_norm": true,
 // "residual_in_fp32": true, "fused_add_norm": true, "pad_vocab_size_multiple": 16,
-// "tie_embeddings": true}; ssm_cfg leaves the Mamba2 module's defaults (spec §2.1: d_state 128,
-// headdim 64, ngroups 1, d_conv 4, expand 2). The module's chunk_size 256 changes only the SSD's
+// "tie_embeddings": true}; ssm_cfg leaves the Mamba2 module's defaults (mamba_ssm modules/mamba2.py: d_state
+// 128, headdim 64, ngroups 1, d_conv 4, expand 2). The module's chunk_size 256 changes only the SSD's
 // blocking, not its result, so mimetic's default chunk is kept.
 ModelSpec Mamba2Preset(int d_model, int n_layer) {
   ModelSpec spec = MambaConfigBase(d_model, n_layer, 16);

@@ -22,7 +22,7 @@ absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& spec);
 absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
 
 // The resolved spec of a published checkpoint, by its Hugging Face name (configs checked against each
-// repository's config.json; mamba_ssm MambaConfig, spec §1.6-§1.7):
+// repository's config.json; mamba_ssm models/config_mamba.py MambaConfig):
 //   "state-spaces/mamba-130m"   Mamba 1, d_model 768, 24 layers, d_state 16, dt_rank 48
 //   "state-spaces/mamba-370m"   Mamba 1, d_model 1024, 48 layers, d_state 16, dt_rank 64
 //   "state-spaces/mamba2-130m"  Mamba 2, d_model 768, 24 layers, d_state 128, headdim 64, ngroups 1
