@@ -17,6 +17,10 @@
 
 namespace mimetic::models {
 
+// Check the specs' fields; errors name "<at>attention.<field>" (spec.h BadSpecField).
+absl::Status ValidateAttention(const AttentionSpec& s, const std::string& at, int64_t d_model);
+absl::Status ValidateLinearAttention(const LinearAttentionSpec& s, const std::string& at, int64_t d_model);
+
 absl::Status InitAttention(Key key, const AttentionSpec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                            const std::string& prefix, NamedTensors* out);
 absl::Status InitLinearAttention(Key key, const LinearAttentionSpec& s, int64_t d_model,

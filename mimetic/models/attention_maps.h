@@ -26,6 +26,13 @@ struct LayerMap {
 absl::StatusOr<LayerMap> ComputeLayerMap(const ModelSpec& spec, const LayerInternals& internals,
                                          int64_t example);
 
+// The map of one layer kind (the rows of mixers.h): an error when `example` is outside the batch or
+// the kind's internals were not captured.
+absl::StatusOr<LayerMap> Mamba1LayerMap(const LayerInternals& internals, int64_t example);
+absl::StatusOr<LayerMap> Mamba2LayerMap(const LayerInternals& internals, int64_t example);
+absl::StatusOr<LayerMap> SoftmaxAttentionLayerMap(const LayerInternals& internals, int64_t example);
+absl::StatusOr<LayerMap> LinearAttentionLayerMap(const LayerInternals& internals, int64_t example);
+
 // Convenience: runs the model on `tokens` and returns every layer's map for `example`.
 absl::StatusOr<std::vector<LayerMap>> ComputeAllLayerMaps(const core::ParamTree& params,
                                                           const ModelSpec& spec, const core::Tensor& tokens,

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/random.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/elementwise.h"
@@ -48,22 +49,9 @@ absl::StatusOr<core::ParamTree> Init(core::Key key, const ModelSpec& unresolved)
     RETURN_IF_ERROR(AddNorm(spec, prefix + "norm/", &named));
     const LayerSpec& layer = spec.layers(i);
     const std::string mixer = prefix + "mixer/";
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1:
-        RETURN_IF_ERROR(InitMamba1(key, layer.mamba1(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kMamba2:
-        RETURN_IF_ERROR(InitMamba2(key, layer.mamba2(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kAttention:
-        RETURN_IF_ERROR(InitAttention(key, layer.attention(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kLinearAttention:
-        RETURN_IF_ERROR(InitLinearAttention(key, layer.linear_attention(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer"));
-    }
+    const Mixer* kind = FindMixer(layer);
+    if (kind == nullptr) return absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer"));
+    RETURN_IF_ERROR(kind->init(key, layer, D, divisor_sq, mixer, &named));
     if (spec.d_intermediate() > 0) {
       // GatedMLP: fc1 (2 I, D) -> [y | gate] -> y * SiLU(gate) -> fc2 (D, I), no biases.
       RETURN_IF_ERROR(AddNorm(spec, prefix + "norm2/", &named));
@@ -99,24 +87,11 @@ core::Tensor Apply(const core::ParamTree& params, const ModelSpec& spec, const c
     const std::string mixer = prefix + "mixer/";
     LayerInternals* li = internals != nullptr ? &(*internals)[i] : nullptr;
     if (li != nullptr) li->kind = layer.mixer_case();
-    Tensor m;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1:
-        m = Mamba1Forward(params, mixer, layer.mamba1(), D, u, li ? &li->mamba1 : nullptr);
-        break;
-      case LayerSpec::kMamba2:
-        m = Mamba2Forward(params, mixer, layer.mamba2(), D, u, li ? &li->mamba2 : nullptr);
-        break;
-      case LayerSpec::kAttention:
-        m = AttentionForward(params, mixer, layer.attention(), D, u, li ? &li->attention : nullptr);
-        break;
-      case LayerSpec::kLinearAttention:
-        m = LinearAttentionForward(params, mixer, layer.linear_attention(), D, u,
-                                   li ? &li->attention : nullptr);
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return Tensor::Error(absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer")));
+    const Mixer* kind = FindMixer(layer);
+    if (kind == nullptr) {
+      return Tensor::Error(absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer")));
     }
+    Tensor m = kind->forward(params, mixer, layer, D, u, li);
     h = ops::Add(h, m);
     if (spec.d_intermediate() > 0) {
       ParamAccess mlp(params, prefix + "mlp/");

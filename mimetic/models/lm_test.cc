@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/random.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/models/test_specs.h"
 
@@ -38,6 +39,20 @@ TEST(SpecTest, OverridesBuildAHybrid) {
   EXPECT_EQ(MixerKind(s.layers(2)), "attention");
   EXPECT_EQ(MixerKind(s.layers(3)), "linear_attention");
   EXPECT_EQ(PaddedVocab(s), 16);
+}
+
+// Every kind in the LayerSpec oneof has exactly one row in the mixer table, named as its field.
+TEST(MixersTest, EveryOneofCaseHasARowNamedAsItsField) {
+  const google::protobuf::OneofDescriptor* mixer = LayerSpec::descriptor()->FindOneofByName("mixer");
+  ASSERT_NE(mixer, nullptr);
+  EXPECT_EQ(Mixers().size(), static_cast<size_t>(mixer->field_count()));
+  for (int i = 0; i < mixer->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = mixer->field(i);
+    const Mixer* row = FindMixer(static_cast<LayerSpec::MixerCase>(field->number()));
+    ASSERT_NE(row, nullptr) << field->name();
+    EXPECT_EQ(row->name, field->name());
+  }
+  EXPECT_EQ(FindMixer(LayerSpec::MIXER_NOT_SET), nullptr);
 }
 
 TEST(SpecTest, BadFieldsAreNamed) {

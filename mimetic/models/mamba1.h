@@ -19,6 +19,9 @@ namespace mimetic::models {
 
 // mamba_ssm's defaults after the model-level _init_weights pass: out_proj re-drawn and divided by
 // out_proj_divisor_sq (n_layer, see lm.h); Linear biases (none here) zero; conv bias kept.
+// Checks the spec's fields; errors name "<at>mamba1.<field>" (spec.h BadSpecField).
+absl::Status ValidateMamba1(const Mamba1Spec& s, const std::string& at, int64_t d_model);
+
 absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out);
 

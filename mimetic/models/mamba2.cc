@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "mimetic/core/builtin_ops.h"
 #include "mimetic/core/random.h"
 #include "mimetic/models/param_access.h"
@@ -15,6 +16,32 @@
 #include "mimetic/ops/ssd.h"
 
 namespace mimetic::models {
+
+absl::Status ValidateMamba2(const Mamba2Spec& s, const std::string& at, int64_t d_model) {
+  if (s.d_state() < 1) return BadSpecField(at + "mamba2.d_state", absl::StrCat(s.d_state()), ">= 1");
+  if (s.d_conv() < 1) return BadSpecField(at + "mamba2.d_conv", absl::StrCat(s.d_conv()), ">= 1");
+  if (s.expand() < 1) return BadSpecField(at + "mamba2.expand", absl::StrCat(s.expand()), ">= 1");
+  const int64_t e = s.expand() * d_model;
+  if (s.headdim() < 1 || e % s.headdim() != 0) {
+    return BadSpecField(at + "mamba2.headdim", absl::StrCat(s.headdim()),
+                        absl::StrCat("a divisor of d_inner = expand * d_model = ", e));
+  }
+  const int64_t h = e / s.headdim();
+  if (s.ngroups() < 1 || h % s.ngroups() != 0) {
+    return BadSpecField(at + "mamba2.ngroups", absl::StrCat(s.ngroups()),
+                        absl::StrCat("a divisor of the head count ", h));
+  }
+  if (!(s.a_init_min() > 0 && s.a_init_min() <= s.a_init_max())) {
+    return BadSpecField(at + "mamba2.a_init_min/a_init_max",
+                        absl::StrCat(s.a_init_min(), "/", s.a_init_max()), "0 < min <= max");
+  }
+  if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
+    return BadSpecField(at + "mamba2.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
+                        "0 < dt_min <= dt_max");
+  }
+  if (s.chunk_size() < 1) return BadSpecField(at + "mamba2.chunk_size", absl::StrCat(s.chunk_size()), ">= 1");
+  return absl::OkStatus();
+}
 
 absl::Status InitMamba2(Key key, const Mamba2Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out) {

@@ -18,6 +18,9 @@
 
 namespace mimetic::models {
 
+// Checks the spec's fields; errors name "<at>mamba2.<field>" (spec.h BadSpecField).
+absl::Status ValidateMamba2(const Mamba2Spec& s, const std::string& at, int64_t d_model);
+
 absl::Status InitMamba2(Key key, const Mamba2Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 
@@ -105,8 +106,8 @@ std::vector<float> ConvStep(std::vector<float>* buf, const std::vector<float>& x
   return y;
 }
 
-absl::StatusOr<std::vector<float>> Mamba1Step(const HostParams& p, const Mamba1Spec& s, int64_t D,
-                                              const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> Mamba1HostStep(const HostParams& p, const Mamba1Spec& s, int64_t D,
+                                                  const std::vector<float>& u, int64_t B, LayerState* st) {
   const Mamba1Dims d = Mamba1DimsOf(s, D);
   const Mamba1InProj rows = Mamba1InProjOf(d);
   ASSIGN_OR_RETURN(std::vector<float> xz, LinearNamed(p, "in_proj", u, B, D, rows.rows()));
@@ -151,8 +152,8 @@ absl::StatusOr<std::vector<float>> Mamba1Step(const HostParams& p, const Mamba1S
   return LinearNamed(p, "out_proj", y, B, d.E, D);
 }
 
-absl::StatusOr<std::vector<float>> Mamba2Step(const HostParams& p, const Mamba2Spec& s, int64_t D,
-                                              const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> Mamba2HostStep(const HostParams& p, const Mamba2Spec& s, int64_t D,
+                                                  const std::vector<float>& u, int64_t B, LayerState* st) {
   const Mamba2Dims d = Mamba2DimsOf(s, D);
   const Mamba2InProj in = Mamba2InProjOf(d);
   const int64_t rows = in.rows(), C = in.xBC().size;
@@ -212,8 +213,8 @@ absl::StatusOr<std::vector<float>> Mamba2Step(const HostParams& p, const Mamba2S
   return LinearNamed(p, "out_proj", y, B, d.E, D);
 }
 
-absl::StatusOr<std::vector<float>> AttentionStep(const HostParams& p, const AttentionSpec& s, int64_t D,
-                                                 const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> AttentionHostStep(const HostParams& p, const AttentionSpec& s, int64_t D,
+                                                     const std::vector<float>& u, int64_t B, LayerState* st) {
   const AttentionDims d = AttentionDimsOf(s, D);
   const int64_t HP = d.H * d.P;
   ASSIGN_OR_RETURN(std::vector<float> qkv, LinearNamed(p, "in_proj", u, B, D, 3 * HP));
@@ -254,9 +255,9 @@ absl::StatusOr<std::vector<float>> AttentionStep(const HostParams& p, const Atte
   return LinearNamed(p, "out_proj", o, B, HP, D);
 }
 
-absl::StatusOr<std::vector<float>> LinearAttentionStep(const HostParams& p, const LinearAttentionSpec& s,
-                                                       int64_t D, const std::vector<float>& u, int64_t B,
-                                                       LayerState* st) {
+absl::StatusOr<std::vector<float>> LinearAttentionHostStep(const HostParams& p, const LinearAttentionSpec& s,
+                                                           int64_t D, const std::vector<float>& u, int64_t B,
+                                                           LayerState* st) {
   const AttentionDims d = LinearAttentionDimsOf(s, D);
   const int64_t HP = d.H * d.P;
   ASSIGN_OR_RETURN(std::vector<float> q, LinearNamed(p, "q_proj", u, B, D, HP));
@@ -282,37 +283,62 @@ absl::StatusOr<std::vector<float>> LinearAttentionStep(const HostParams& p, cons
 
 }  // namespace
 
+void Mamba1InitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const Mamba1Dims d = Mamba1DimsOf(layer.mamba1(), d_model);
+  state->conv.assign(batch * d.E * d.K, 0.f);
+  state->ssm.assign(batch * d.E * d.N, 0.f);
+}
+
+void Mamba2InitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const Mamba2Dims d = Mamba2DimsOf(layer.mamba2(), d_model);
+  state->conv.assign(batch * Mamba2InProjOf(d).xBC().size * d.K, 0.f);
+  state->ssm.assign(batch * d.H * d.P * d.N, 0.f);
+}
+
+void AttentionInitState(const LayerSpec&, int64_t, int64_t, LayerState*) {}  // the KV cache grows per step
+
+void LinearAttentionInitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const AttentionDims d = LinearAttentionDimsOf(layer.linear_attention(), d_model);
+  state->ssm.assign(batch * d.H * d.P * d.P, 0.f);
+}
+
+absl::StatusOr<std::vector<float>> Mamba1Step(const core::ParamTree& params, const std::string& prefix,
+                                              const LayerSpec& layer, int64_t d_model,
+                                              const std::vector<float>& u, int64_t batch, LayerState* state) {
+  return Mamba1HostStep(HostParams(params, prefix), layer.mamba1(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> Mamba2Step(const core::ParamTree& params, const std::string& prefix,
+                                              const LayerSpec& layer, int64_t d_model,
+                                              const std::vector<float>& u, int64_t batch, LayerState* state) {
+  return Mamba2HostStep(HostParams(params, prefix), layer.mamba2(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> AttentionStep(const core::ParamTree& params, const std::string& prefix,
+                                                 const LayerSpec& layer, int64_t d_model,
+                                                 const std::vector<float>& u, int64_t batch,
+                                                 LayerState* state) {
+  return AttentionHostStep(HostParams(params, prefix), layer.attention(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> LinearAttentionStep(const core::ParamTree& params,
+                                                       const std::string& prefix, const LayerSpec& layer,
+                                                       int64_t d_model, const std::vector<float>& u,
+                                                       int64_t batch, LayerState* state) {
+  return LinearAttentionHostStep(HostParams(params, prefix), layer.linear_attention(), d_model, u, batch,
+                                 state);
+}
+
 absl::StatusOr<RecurrentState> InitRecurrentState(const ModelSpec& spec, int64_t batch) {
   if (batch < 1)
     return absl::InvalidArgumentError(absl::StrCat("recurrent batch ", batch, "; expected >= 1"));
   RecurrentState state;
   state.batch = batch;
-  const int64_t D = spec.d_model();
   for (const LayerSpec& layer : spec.layers()) {
+    const Mixer* mixer = FindMixer(layer);
+    if (mixer == nullptr) return absl::InvalidArgumentError("recurrent state: a layer has no mixer");
     LayerState ls;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1: {
-        Mamba1Dims d = Mamba1DimsOf(layer.mamba1(), D);
-        ls.conv.assign(batch * d.E * d.K, 0.f);
-        ls.ssm.assign(batch * d.E * d.N, 0.f);
-        break;
-      }
-      case LayerSpec::kMamba2: {
-        Mamba2Dims d = Mamba2DimsOf(layer.mamba2(), D);
-        ls.conv.assign(batch * Mamba2InProjOf(d).xBC().size * d.K, 0.f);
-        ls.ssm.assign(batch * d.H * d.P * d.N, 0.f);
-        break;
-      }
-      case LayerSpec::kLinearAttention: {
-        AttentionDims d = LinearAttentionDimsOf(layer.linear_attention(), D);
-        ls.ssm.assign(batch * d.H * d.P * d.P, 0.f);
-        break;
-      }
-      case LayerSpec::kAttention:
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError("recurrent state: a layer has no mixer");
-    }
+    mixer->init_state(layer, spec.d_model(), batch, &ls);
     state.layers.push_back(std::move(ls));
   }
   return state;
@@ -339,30 +365,11 @@ absl::StatusOr<std::vector<float>> Step(const core::ParamTree& params, const Mod
   for (int i = 0; i < spec.layers_size(); ++i) {
     const std::string prefix = LayerPrefix(i);
     ASSIGN_OR_RETURN(std::vector<float> u, Norm(spec, HostParams(params, prefix + "norm/"), h, B, D));
-    HostParams mixer(params, prefix + "mixer/");
     LayerState* ls = &state->layers[i];
     const LayerSpec& layer = spec.layers(i);
-    std::vector<float> m;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1: {
-        ASSIGN_OR_RETURN(m, Mamba1Step(mixer, layer.mamba1(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kMamba2: {
-        ASSIGN_OR_RETURN(m, Mamba2Step(mixer, layer.mamba2(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kAttention: {
-        ASSIGN_OR_RETURN(m, AttentionStep(mixer, layer.attention(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kLinearAttention: {
-        ASSIGN_OR_RETURN(m, LinearAttentionStep(mixer, layer.linear_attention(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError("Step: a layer has no mixer");
-    }
+    const Mixer* mixer = FindMixer(layer);
+    if (mixer == nullptr) return absl::InvalidArgumentError("Step: a layer has no mixer");
+    ASSIGN_OR_RETURN(std::vector<float> m, mixer->step(params, prefix + "mixer/", layer, D, u, B, ls));
     ++ls->steps;
     for (int64_t k = 0; k < B * D; ++k) h[k] += m[k];
     if (spec.d_intermediate() > 0) {

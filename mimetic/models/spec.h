@@ -53,8 +53,12 @@ struct AttentionDims {
 AttentionDims AttentionDimsOf(const AttentionSpec& s, int64_t d_model);
 AttentionDims LinearAttentionDimsOf(const LinearAttentionSpec& s, int64_t d_model);
 
-// "mamba1", "mamba2", "attention", "linear_attention".
+// The layer's mixer kind as named in the spec: "mamba1", "mamba2", "attention", "linear_attention"
+// (the names of mixers.h's table), or "unset".
 std::string MixerKind(const LayerSpec& layer);
+
+// InvalidArgument "model spec: <field> = <value>; expected <expected>", for validation messages.
+absl::Status BadSpecField(const std::string& field, const std::string& value, const std::string& expected);
 
 // "layers/3/" for layer 3.
 std::string LayerPrefix(int layer);
