@@ -297,132 +297,136 @@ const CudaGraphHooks& GetCudaGraphHooks() { return g_cuda_graph_hooks; }
 void SetCudaBackendStatus(absl::Status status) { *BackendStatusSlot() = std::move(status); }
 absl::Status CudaBackendStatus() { return *BackendStatusSlot(); }
 
-absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inputs) {
+namespace {
+
+// ---- The steps of Jit::operator(): trace, plan buffers, pick output buffers, replay. ----
+
+absl::Status CheckInputs(const std::string& name, absl::Span<const Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].ok()) {
       return absl::Status(inputs[i].status().code(),
-                          absl::StrCat(name_, ": input ", i, " is an error: ", inputs[i].status().message()));
+                          absl::StrCat(name, ": input ", i, " is an error: ", inputs[i].status().message()));
     }
   }
-  const std::string sig = Signature(inputs);
-  auto found = plans_.find(sig);
-  if (found == plans_.end()) {
-    // ---- Trace: run the function eagerly once, recording every primitive call. ----
-    // Each slot gets its own identity (same storage, fresh id): the caller may pass one tensor in
-    // two slots now (e.g. zero moments shared by m and v) and different tensors later.
-    std::vector<Tensor> slots;
-    slots.reserve(inputs.size());
-    for (const Tensor& t : inputs) slots.push_back(Tensor::Wrap(t.storage(), t.meta()));
-    GraphBuilder builder(slots);
-    std::vector<Tensor> eager;
-    {
-      TraceScope scope(&builder);
-      eager = fn_(slots);
-    }
-    for (size_t i = 0; i < eager.size(); ++i) {
-      if (!eager[i].ok()) {
-        return absl::Status(eager[i].status().code(), absl::StrCat(name_, ": tracing failed at output ", i,
-                                                                   ": ", eager[i].status().message()));
-      }
-    }
-    auto plan = std::make_unique<Plan>();
-    for (const Tensor& t : eager) plan->outputs.push_back(builder.RefOf(t));
-    plan->nodes = std::move(builder.nodes());
-    plan->constants = std::move(builder.constants());
-    ++num_traces_;
+  return absl::OkStatus();
+}
 
-    // ---- Plan buffers by liveness. ----
-    const std::vector<Node>& nodes = plan->nodes;
-    const int n = static_cast<int>(nodes.size());
-    constexpr int kForever = std::numeric_limits<int>::max();
-    absl::flat_hash_map<int64_t, int> last_use;   // root node output -> last reading node
-    absl::flat_hash_map<int64_t, int> output_of;  // root node output -> graph output index
-    for (int i = 0; i < n; ++i) {
-      for (const ValueRef& in : nodes[i].inputs) {
-        ValueRef root = RootOf(nodes, in);
-        if (root.kind == ValueRef::kNode) last_use[Key(root)] = std::max(last_use[Key(root)], i);
-      }
+// Runs `fn` eagerly once on fresh identities of `inputs`, recording every primitive call into a new
+// plan's nodes, constants and outputs. `eager` receives the results of that run.
+absl::StatusOr<std::unique_ptr<Jit::Plan>> Trace(const JitFn& fn, const std::string& name,
+                                                 absl::Span<const Tensor> inputs,
+                                                 std::vector<Tensor>* eager) {
+  // Each slot gets its own identity (same storage, fresh id): the caller may pass one tensor in
+  // two slots now (e.g. zero moments shared by m and v) and different tensors later.
+  std::vector<Tensor> slots;
+  slots.reserve(inputs.size());
+  for (const Tensor& t : inputs) slots.push_back(Tensor::Wrap(t.storage(), t.meta()));
+  GraphBuilder builder(slots);
+  {
+    TraceScope scope(&builder);
+    *eager = fn(slots);
+  }
+  for (size_t i = 0; i < eager->size(); ++i) {
+    if (!(*eager)[i].ok()) {
+      return absl::Status((*eager)[i].status().code(), absl::StrCat(name, ": tracing failed at output ", i,
+                                                                    ": ", (*eager)[i].status().message()));
     }
-    for (size_t k = 0; k < plan->outputs.size(); ++k) {
-      ValueRef root = RootOf(nodes, plan->outputs[k]);
-      if (root.kind != ValueRef::kNode) continue;
-      last_use[Key(root)] = kForever;
-      // A value returned twice (or through a view) shares the first output's buffers.
-      output_of.emplace(Key(root), static_cast<int>(k));
+  }
+  auto plan = std::make_unique<Jit::Plan>();
+  for (const Tensor& t : *eager) plan->outputs.push_back(builder.RefOf(t));
+  plan->nodes = std::move(builder.nodes());
+  plan->constants = std::move(builder.constants());
+  return plan;
+}
+
+// Gives every node output a buffer: graph outputs get two (used alternately), views alias their
+// source, and intermediates share buffers by liveness (a buffer is free once its last reader ran).
+absl::Status PlanBuffers(Jit::Plan& plan, absl::Span<const Tensor> eager) {
+  const std::vector<Node>& nodes = plan.nodes;
+  const int n = static_cast<int>(nodes.size());
+  constexpr int kForever = std::numeric_limits<int>::max();
+  absl::flat_hash_map<int64_t, int> last_use;   // root node output -> last reading node
+  absl::flat_hash_map<int64_t, int> output_of;  // root node output -> graph output index
+  for (int i = 0; i < n; ++i) {
+    for (const ValueRef& in : nodes[i].inputs) {
+      ValueRef root = RootOf(nodes, in);
+      if (root.kind == ValueRef::kNode) last_use[Key(root)] = std::max(last_use[Key(root)], i);
     }
-    std::vector<std::pair<size_t, int>> free_list;  // (capacity, slot)
-    std::vector<std::vector<int>> release_at(n);
-    plan->slot.resize(n);
-    plan->view_of_external.resize(n);
-    plan->output_metas.resize(plan->outputs.size());
-    plan->output_buffers.resize(plan->outputs.size());
-    for (int i = 0; i < n; ++i) {
-      const Node& node = nodes[i];
-      plan->slot[i].assign(node.outputs.size(), 0);
-      plan->view_of_external[i].assign(node.outputs.size(), false);
-      for (size_t j = 0; j < node.outputs.size(); ++j) {
-        plan->stats.unplanned_bytes += node.op->IsView() ? 0 : node.outputs[j].bytes();
-        if (node.op->IsView()) {
-          ValueRef root = RootOf(nodes, node.inputs[0]);
-          if (root.kind != ValueRef::kNode) {
-            plan->view_of_external[i][j] = true;
-          } else {
-            plan->slot[i][j] = plan->slot[root.index][root.output];
-          }
-          continue;
-        }
-        const int64_t key = Key(ValueRef{ValueRef::kNode, i, static_cast<int>(j)});
-        auto out_it = output_of.find(key);
-        if (out_it != output_of.end()) {
-          const int k = out_it->second;
-          plan->slot[i][j] = -(k + 1);
-          for (int copy = 0; copy < 2; ++copy) {
-            ASSIGN_OR_RETURN(std::shared_ptr<Storage> s,
-                             Storage::Allocate(node.outputs[j].bytes(), node.outputs[j].device));
-            plan->stats.planned_bytes += node.outputs[j].bytes();
-            plan->output_buffers[k].push_back(std::move(s));
-          }
-          continue;
-        }
-        const size_t need = node.outputs[j].bytes();
-        auto best = free_list.end();
-        for (auto it = free_list.begin(); it != free_list.end(); ++it) {
-          if (it->first >= need && (best == free_list.end() || it->first < best->first)) best = it;
-        }
-        int slot;
-        if (best != free_list.end()) {
-          slot = best->second;
-          free_list.erase(best);
+  }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    ValueRef root = RootOf(nodes, plan.outputs[k]);
+    if (root.kind != ValueRef::kNode) continue;
+    last_use[Key(root)] = kForever;
+    // A value returned twice (or through a view) shares the first output's buffers.
+    output_of.emplace(Key(root), static_cast<int>(k));
+  }
+  std::vector<std::pair<size_t, int>> free_list;  // (capacity, slot)
+  std::vector<std::vector<int>> release_at(n);
+  plan.slot.resize(n);
+  plan.view_of_external.resize(n);
+  plan.output_metas.resize(plan.outputs.size());
+  plan.output_buffers.resize(plan.outputs.size());
+  for (int i = 0; i < n; ++i) {
+    const Node& node = nodes[i];
+    plan.slot[i].assign(node.outputs.size(), 0);
+    plan.view_of_external[i].assign(node.outputs.size(), false);
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      plan.stats.unplanned_bytes += node.op->IsView() ? 0 : node.outputs[j].bytes();
+      if (node.op->IsView()) {
+        ValueRef root = RootOf(nodes, node.inputs[0]);
+        if (root.kind != ValueRef::kNode) {
+          plan.view_of_external[i][j] = true;
         } else {
-          slot = static_cast<int>(plan->buffers.size());
-          ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, Storage::Allocate(need, node.outputs[j].device));
-          plan->stats.planned_bytes += need;
-          plan->buffers.push_back(std::move(s));
+          plan.slot[i][j] = plan.slot[root.index][root.output];
         }
-        plan->slot[i][j] = slot;
-        auto lu = last_use.find(key);
-        // A value nobody reads is released right after its node runs.
-        const int release = lu == last_use.end() ? i : lu->second;
-        if (release != kForever) release_at[release].push_back(slot);
+        continue;
       }
-      // Release after this node's outputs are placed, so outputs never alias its inputs.
-      for (int slot : release_at[i]) free_list.emplace_back(plan->buffers[slot]->bytes(), slot);
+      const int64_t key = Key(ValueRef{ValueRef::kNode, i, static_cast<int>(j)});
+      auto out_it = output_of.find(key);
+      if (out_it != output_of.end()) {
+        const int k = out_it->second;
+        plan.slot[i][j] = -(k + 1);
+        for (int copy = 0; copy < 2; ++copy) {
+          ASSIGN_OR_RETURN(std::shared_ptr<Storage> s,
+                           Storage::Allocate(node.outputs[j].bytes(), node.outputs[j].device));
+          plan.stats.planned_bytes += node.outputs[j].bytes();
+          plan.output_buffers[k].push_back(std::move(s));
+        }
+        continue;
+      }
+      const size_t need = node.outputs[j].bytes();
+      auto best = free_list.end();
+      for (auto it = free_list.begin(); it != free_list.end(); ++it) {
+        if (it->first >= need && (best == free_list.end() || it->first < best->first)) best = it;
+      }
+      int slot;
+      if (best != free_list.end()) {
+        slot = best->second;
+        free_list.erase(best);
+      } else {
+        slot = static_cast<int>(plan.buffers.size());
+        ASSIGN_OR_RETURN(std::shared_ptr<Storage> s, Storage::Allocate(need, node.outputs[j].device));
+        plan.stats.planned_bytes += need;
+        plan.buffers.push_back(std::move(s));
+      }
+      plan.slot[i][j] = slot;
+      auto lu = last_use.find(key);
+      // A value nobody reads is released right after its node runs.
+      const int release = lu == last_use.end() ? i : lu->second;
+      if (release != kForever) release_at[release].push_back(slot);
     }
-    for (size_t k = 0; k < plan->outputs.size(); ++k) plan->output_metas[k] = eager[k].meta();
-    plan->stats.num_nodes = n;
-    plan->stats.num_constants = static_cast<int64_t>(plan->constants.size());
-    plan->stats.num_buffers = static_cast<int64_t>(plan->buffers.size());
-    RETURN_IF_ERROR(PrepareCudaGraph(*plan, inputs));
-    last_ = plan.get();
-    plans_.emplace(sig, std::move(plan));
-    // The first call returns the eager results: replay is tested to equal them bit for bit.
-    return eager;
+    // Release after this node's outputs are placed, so outputs never alias its inputs.
+    for (int slot : release_at[i]) free_list.emplace_back(plan.buffers[slot]->bytes(), slot);
   }
+  for (size_t k = 0; k < plan.outputs.size(); ++k) plan.output_metas[k] = eager[k].meta();
+  plan.stats.num_nodes = n;
+  plan.stats.num_constants = static_cast<int64_t>(plan.constants.size());
+  plan.stats.num_buffers = static_cast<int64_t>(plan.buffers.size());
+  return absl::OkStatus();
+}
 
-  // ---- Replay. ----
-  Plan& plan = *found->second;
-  last_ = &plan;
-  // Pick, for each output, a buffer the caller no longer holds.
+// For each output, a buffer of its pair that the caller no longer holds (a third when it holds both).
+absl::StatusOr<std::vector<std::shared_ptr<Storage>>> PickOutputBuffers(Jit::Plan& plan) {
   std::vector<std::shared_ptr<Storage>> out_storage(plan.output_buffers.size());
   for (size_t k = 0; k < plan.output_buffers.size(); ++k) {
     auto& pair = plan.output_buffers[k];
@@ -438,57 +442,71 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
       out_storage[k] = pair[0];
     }
   }
-  if (plan.graph_eligible && !plan.graph_failed && cuda_graphs_ && !profiling_) {
-    // CUDA graph replay: inputs -> staging, the graph, fixed outputs -> this call's output buffers.
-    const CudaGraphHooks& hooks = g_cuda_graph_hooks;
-    const CudaMemoryHooks& memory = GetCudaMemoryHooks();
-    void* stream = hooks.stream();
-    for (size_t i = 0; i < plan.staging.size(); ++i) {
-      if (plan.staging[i] == nullptr || inputs[i].bytes() == 0) continue;
-      RETURN_IF_ERROR(memory.copy(plan.staging[i]->data(), Device::kCuda, inputs[i].storage()->data(),
-                                  Device::kCuda, inputs[i].bytes()));
-    }
-    if (plan.graph_exec == nullptr) RETURN_IF_ERROR(CaptureCudaGraph(plan, inputs, stream, name_));
-    if (plan.graph_exec != nullptr) {
-      absl::Status launched = hooks.launch(plan.graph_exec, stream);
-      if (!launched.ok()) {
-        return absl::Status(launched.code(),
-                            absl::StrCat(name_, " replay: CUDA graph launch: ", launched.message()));
-      }
-      for (size_t k = 0; k < plan.graph_outputs.size(); ++k) {
-        if (plan.graph_outputs[k] == nullptr || plan.graph_outputs[k]->bytes() == 0) continue;
-        RETURN_IF_ERROR(memory.copy(out_storage[k]->data(), Device::kCuda, plan.graph_outputs[k]->data(),
-                                    Device::kCuda, plan.graph_outputs[k]->bytes()));
-      }
-      std::vector<Tensor> result;
-      result.reserve(plan.outputs.size());
-      for (const ValueRef& r : plan.outputs) {
-        if (r.kind == ValueRef::kInput) {
-          result.push_back(inputs[r.index]);
-        } else if (r.kind == ValueRef::kConst) {
-          result.push_back(plan.constants[r.index]);
-        } else if (plan.view_of_external[r.index][r.output]) {
-          // A view of an input or constant: wrap the caller's storage, never the staging buffer.
-          const ValueRef root = RootOf(plan.nodes, r);
-          const Tensor& source =
-              root.kind == ValueRef::kInput ? inputs[root.index] : plan.constants[root.index];
-          result.push_back(Tensor::Wrap(source.storage(), plan.nodes[r.index].outputs[r.output]));
-        } else {
-          const int slot = plan.slot[r.index][r.output];
-          MIMETIC_CHECK(slot < 0) << "graph output without an output buffer";
-          result.push_back(Tensor::Wrap(out_storage[-slot - 1], plan.nodes[r.index].outputs[r.output]));
-        }
-      }
-      return result;
-    }
-    // Capture failed (plan.graph_failed): fall through to kernel-by-kernel replay.
+  return out_storage;
+}
+
+// CUDA graph replay: inputs -> staging, the graph, fixed outputs -> this call's output buffers.
+// Sets `replayed` false (and returns no error) when capturing failed, so the caller replays node
+// by node.
+absl::StatusOr<std::vector<Tensor>> ReplayCudaGraph(Jit::Plan& plan, absl::Span<const Tensor> inputs,
+                                                    const std::vector<std::shared_ptr<Storage>>& out_storage,
+                                                    const std::string& name, bool* replayed) {
+  *replayed = false;
+  const CudaGraphHooks& hooks = g_cuda_graph_hooks;
+  const CudaMemoryHooks& memory = GetCudaMemoryHooks();
+  void* stream = hooks.stream();
+  for (size_t i = 0; i < plan.staging.size(); ++i) {
+    if (plan.staging[i] == nullptr || inputs[i].bytes() == 0) continue;
+    RETURN_IF_ERROR(memory.copy(plan.staging[i]->data(), Device::kCuda, inputs[i].storage()->data(),
+                                Device::kCuda, inputs[i].bytes()));
   }
+  if (plan.graph_exec == nullptr) RETURN_IF_ERROR(CaptureCudaGraph(plan, inputs, stream, name));
+  if (plan.graph_exec != nullptr) {
+    absl::Status launched = hooks.launch(plan.graph_exec, stream);
+    if (!launched.ok()) {
+      return absl::Status(launched.code(),
+                          absl::StrCat(name, " replay: CUDA graph launch: ", launched.message()));
+    }
+    for (size_t k = 0; k < plan.graph_outputs.size(); ++k) {
+      if (plan.graph_outputs[k] == nullptr || plan.graph_outputs[k]->bytes() == 0) continue;
+      RETURN_IF_ERROR(memory.copy(out_storage[k]->data(), Device::kCuda, plan.graph_outputs[k]->data(),
+                                  Device::kCuda, plan.graph_outputs[k]->bytes()));
+    }
+    std::vector<Tensor> result;
+    result.reserve(plan.outputs.size());
+    for (const ValueRef& r : plan.outputs) {
+      if (r.kind == ValueRef::kInput) {
+        result.push_back(inputs[r.index]);
+      } else if (r.kind == ValueRef::kConst) {
+        result.push_back(plan.constants[r.index]);
+      } else if (plan.view_of_external[r.index][r.output]) {
+        // A view of an input or constant: wrap the caller's storage, never the staging buffer.
+        const ValueRef root = RootOf(plan.nodes, r);
+        const Tensor& source =
+            root.kind == ValueRef::kInput ? inputs[root.index] : plan.constants[root.index];
+        result.push_back(Tensor::Wrap(source.storage(), plan.nodes[r.index].outputs[r.output]));
+      } else {
+        const int slot = plan.slot[r.index][r.output];
+        MIMETIC_CHECK(slot < 0) << "graph output without an output buffer";
+        result.push_back(Tensor::Wrap(out_storage[-slot - 1], plan.nodes[r.index].outputs[r.output]));
+      }
+    }
+    *replayed = true;
+    return result;
+  }
+  return std::vector<Tensor>();
+}
+
+// Node-by-node replay on the host or, for CUDA plans, on the runtime's stream.
+absl::StatusOr<std::vector<Tensor>> ReplayNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
+                                                const std::vector<std::shared_ptr<Storage>>& out_storage,
+                                                const std::string& name,
+                                                std::map<std::string, std::pair<int64_t, double>>* profile) {
   const CudaGraphHooks& hooks = g_cuda_graph_hooks;
   // Only CUDA plans ask for the stream: a CPU plan in a CUDA build never creates a CUDA context.
   void* stream = plan.any_cuda && hooks.stream != nullptr ? hooks.stream() : nullptr;
   std::vector<std::vector<Tensor>> values;
-  RETURN_IF_ERROR(
-      RunNodes(plan, inputs, out_storage, stream, name_, profiling_ ? &profile_ : nullptr, values));
+  RETURN_IF_ERROR(RunNodes(plan, inputs, out_storage, stream, name, profile, values));
   std::vector<Tensor> result;
   result.reserve(plan.outputs.size());
   for (const ValueRef& r : plan.outputs) {
@@ -505,6 +523,36 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
     }
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inputs) {
+  RETURN_IF_ERROR(CheckInputs(name_, inputs));
+  const std::string sig = Signature(inputs);
+  auto found = plans_.find(sig);
+  if (found == plans_.end()) {
+    std::vector<Tensor> eager;
+    ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, Trace(fn_, name_, inputs, &eager));
+    ++num_traces_;
+    RETURN_IF_ERROR(PlanBuffers(*plan, eager));
+    RETURN_IF_ERROR(PrepareCudaGraph(*plan, inputs));
+    last_ = plan.get();
+    plans_.emplace(sig, std::move(plan));
+    // The first call returns the eager results: replay is tested to equal them bit for bit.
+    return eager;
+  }
+  Plan& plan = *found->second;
+  last_ = &plan;
+  ASSIGN_OR_RETURN(std::vector<std::shared_ptr<Storage>> out_storage, PickOutputBuffers(plan));
+  if (plan.graph_eligible && !plan.graph_failed && cuda_graphs_ && !profiling_) {
+    bool replayed = false;
+    ASSIGN_OR_RETURN(std::vector<Tensor> result,
+                     ReplayCudaGraph(plan, inputs, out_storage, name_, &replayed));
+    if (replayed) return result;
+    // Capture failed (plan.graph_failed): fall through to kernel-by-kernel replay.
+  }
+  return ReplayNodes(plan, inputs, out_storage, name_, profiling_ ? &profile_ : nullptr);
 }
 
 std::string Jit::ProfileReport() const {

@@ -10,8 +10,8 @@
 //
 // Keys are values: every function here is a pure function of its arguments, so the same key gives
 // the same bits on every machine. Never use one key twice for different purposes: Split it for
-// siblings, FoldIn an index or a path for named children (design.md, "Keys, never global
-// randomness"). The samplers that turn bits into floats and integers are in random.h.
+// siblings, FoldIn an index or a path for named children (docs/architecture.md, "Keys, never
+// global randomness"). The samplers that turn bits into floats and integers are in random.h.
 #ifndef MIMETIC_CORE_KEY_H_
 #define MIMETIC_CORE_KEY_H_
 

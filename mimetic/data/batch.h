@@ -1,9 +1,9 @@
 // Batch and EvalBatch: what every task hands to training and evaluation.
 //
-// Batches are built as in Jelassi et al.'s train_utils.py (spec §4.3) from full rows of ids and a
-// per-token mask, both (B, T+1): inputs are ids[:, :-1], targets ids[:, 1:] and the loss mask
-// mask[:, 1:], so position t of `tokens` is trained to predict `targets[t]` = ids[t+1] when
-// loss_mask[t] = 1.
+// Batches are built as in Jelassi et al.'s train_utils.py (Jelassi et al. 2024, "Repeat After Me") from full
+// rows of ids and a per-token mask, both (B, T+1): inputs are ids[:, :-1], targets ids[:, 1:] and the loss
+// mask mask[:, 1:], so position t of `tokens` is trained to predict `targets[t]` = ids[t+1] when loss_mask[t]
+// = 1.
 //
 //   std::vector<int32_t> ids = ...;   // (B, T+1), row-major
 //   std::vector<float> mask = ...;    // (B, T+1), 0/1
@@ -31,7 +31,8 @@ struct EvalBatch {
   Batch batch;  // One example per row, at exactly `lengths[b]`, padded to the eval row length.
   // Per row, ascending: the positions t (in `tokens` coordinates) whose argmax prediction must equal
   // targets[t] for the example to count as solved (exact match). For copy: the '|' and the first
-  // l-1 pasted tokens, i.e. the l predictions of the pasted string, EOS excluded (spec §4.4).
+  // l-1 pasted tokens, i.e. the l predictions of the pasted string, EOS excluded (as test_utils.py
+  // `evaluation` scores them).
   std::vector<std::vector<int64_t>> answer_positions;
   std::vector<int64_t> lengths;  // (B), the task's length of each row's example.
 };

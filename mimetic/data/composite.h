@@ -1,5 +1,5 @@
 // The composite-function (anchor) task of Zhang et al. 2024 and Chen et al. 2025 ("Achilles' heel of
-// Mamba", App. C.1; spec §8.2). A row is seq_len tokens holding one key followed by two anchors,
+// Mamba", App. C.1). A row is seq_len tokens holding one key followed by two anchors,
 // `... key a1 a2 ...`, every other token uniform in the key range; the model predicts the label at
 // the last position (loss on the last token only): label = key + shift(a1, a2).
 //

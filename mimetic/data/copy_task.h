@@ -1,5 +1,5 @@
-// Copying (Jelassi et al. 2024, spec §4), stack-order copying and sorting (mimetic paper §2, §4;
-// spec §6): one example is `$ s | answer .` with answer = s, reverse(s) or sort(s) (ascending ids).
+// Copying (Jelassi et al. 2024, "Repeat After Me"), stack-order copying and sorting (mimetic paper §2, §4;
+// Fig. 4): one example is `$ s | answer .` with answer = s, reverse(s) or sort(s) (ascending ids).
 // Copy letters are iid uniform over the V content tokens (with replacement); sorting draws s as
 // l distinct tokens (without replacement, so l <= V; the paper uses V = 512). Token ids: tokens.h.
 //
@@ -9,8 +9,8 @@
 //   ASSIGN_OR_RETURN(Batch batch, task->SampleTrain(key, 32));           // (32, 256), packed
 //   ASSIGN_OR_RETURN(EvalBatch eval, task->SampleEval(key, 32, 100));    // (32, 256), padded
 //
-// Mask: 0 on `$ s |`, 1 on the answer and EOS (spec §4.2); training rows are packed and eval rows
-// hold a single example padded with PAD (packing.h). Eval answer positions: the '|' and the first
+// Mask: 0 on `$ s |`, 1 on the answer and EOS (Jelassi et al.'s train_utils.py); training rows are packed and
+// eval rows hold a single example padded with PAD (packing.h). Eval answer positions: the '|' and the first
 // l-1 answer tokens (l predictions; EOS excluded).
 //
 // context_len is T, the number of model inputs per row (a row holds T+1 ids; Jelassi's rows hold
@@ -57,7 +57,8 @@ struct SortTaskConfig {
 
 // The example `$ s | answer .` with answer = s (kForward) or reverse(s) (kReverse), and its mask.
 // Every s[i] must lie in [0, V) (checked). For V = 26, s = {0, 1, 2}: ids
-// [26, 0, 1, 2, 27, 0, 1, 2, 28], mask [0, 0, 0, 0, 0, 1, 1, 1, 1] (spec §4.2).
+// [26, 0, 1, 2, 27, 0, 1, 2, 28], mask [0, 0, 0, 0, 0, 1, 1, 1, 1] (the loss mask of Jelassi et al.'s
+// train_utils.py).
 Example BuildCopyExample(const TokenLayout& layout, absl::Span<const int32_t> s, CopyOrder order);
 // The example `$ s | sort(s) .` (ascending ids) and its mask.
 Example BuildSortExample(const TokenLayout& layout, absl::Span<const int32_t> s);

@@ -24,7 +24,8 @@ using testing::ToHost;
 
 const core::Key kKey = core::Key::FromSeed(2024);
 
-// ---- Single examples (spec §4.2 worked example) ---------------------------------------------------
+// ---- Single examples (the layout of Jelassi et al.'s train_utils.py)
+// ---------------------------------------------------
 
 TEST(BuildCopyExampleTest, WorkedExampleOfSpec) {
   const Example example = BuildCopyExample(TokenLayout{26}, {0, 1, 2}, CopyOrder::kForward);  // "abc"

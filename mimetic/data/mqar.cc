@@ -81,7 +81,7 @@ class WeightedSampler {
 
 // Zoology's assertions for one (T, K), plus the key vocabulary being large enough. The generator
 // asserts vocab > input_seq_len; the deterministic core skips that check (require_vocab_above_len
-// false), since Zoology's own docstring example, spec §5.1's worked example, has V 12 < T 16.
+// false), since Zoology's own docstring example, the same example, has V 12 < T 16.
 absl::Status CheckShape(const char* where, int64_t vocab, int64_t seq_len, int64_t num_kv_pairs,
                         bool require_vocab_above_len = true) {
   if (seq_len < 4 || seq_len % 2 != 0 || seq_len > kMaxSeqLen) {

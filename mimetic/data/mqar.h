@@ -1,5 +1,6 @@
-// Multi-query associative recall, exactly Zoology's `multiquery_ar` generator (spec §5.1; Arora,
-// Eyuboglu et al. 2024), with num_passes = 1. With T = input_seq_len, K = num_kv_pairs, V = vocab:
+// Multi-query associative recall, exactly Zoology's `multiquery_ar` generator
+// (zoology/data/associative_recall.py; Arora, Eyuboglu et al. 2024), with num_passes = 1. With T =
+// input_seq_len, K = num_kv_pairs, V = vocab:
 //   keys: K distinct from [1, V/2), values: K distinct from [V/2, V) (V/2 rounds down, as V // 2);
 //   context `k1 v1 ... kK vK`; space = (T - 2K) / 2; gaps: K distinct g in [0, space), drawn one
 //   after another with probability proportional to (g + 1)^(a - 1) among those not yet drawn
@@ -53,7 +54,7 @@ struct MqarExample {
   std::vector<int32_t> labels;
 };
 
-// The deterministic core of the generator (steps 3-7 of spec §5.1, random_non_queries = false): key
+// The deterministic core of the generator (multiquery_ar with random_non_queries = false): key
 // i with value i queried at gap i. InvalidArgument unless T is even, the three spans have one size K
 // with 4K <= T, keys are distinct in [1, V/2), values in [V/2, V), gaps distinct in [0, (T-2K)/2).
 // (V > T is not required here: Zoology asserts it in the generator, yet its docstring example,

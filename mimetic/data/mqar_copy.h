@@ -1,6 +1,6 @@
-// Multi-query associative recall in the copy-task layout of the mimetic paper's eq. 11 (spec §5.1,
-// §10): `$ k1 v1 ... kK vK | q1 a1 ... qK aK .`, with K distinct keys from [0, V/2), K distinct
-// values from [V/2, V) (v_i belongs to k_i), the queries a uniformly random permutation of the keys
+// Multi-query associative recall in the copy-task layout of the mimetic paper's eq. 11 (Zoology's
+// multiquery_ar, §10): `$ k1 v1 ... kK vK | q1 a1 ... qK aK .`, with K distinct keys from [0, V/2), K
+// distinct values from [V/2, V) (v_i belongs to k_i), the queries a uniformly random permutation of the keys
 // and a_j the value of q_j. Every key is stored once and queried once.
 //
 //   MqarCopyStyleConfig config;  // V 512, K in [4, 32], T 256
@@ -15,7 +15,7 @@
 // are the K query positions 2K + 2 + 2j (tokens coordinates).
 //
 // Keys come from [0, V/2): unlike Zoology, 0 is a key here, since this layout has no 0 filler
-// (spec §10 suggested [1, V/2), following Zoology).
+// (Zoology draws them from [1, V/2)).
 #ifndef MIMETIC_DATA_MQAR_COPY_H_
 #define MIMETIC_DATA_MQAR_COPY_H_
 

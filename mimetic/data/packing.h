@@ -1,7 +1,7 @@
 // Jelassi-style batches for the copy-like tasks (copy, stack-order copy, sorting, copy-style MQAR),
-// spec §4.2 and §4.4. A task supplies an ExampleWriter that writes one `$ prompt | answer .` example
-// of a given length with its mask (0 on the prompt, 1 on the answer and EOS); this file turns it
-// into packed training rows and padded single-example eval rows.
+// Jelassi et al. 2024 ("Repeat After Me"), train_utils.py and test_utils.py. A task supplies an ExampleWriter
+// that writes one `$ prompt | answer .` example of a given length with its mask (0 on the prompt, 1 on the
+// answer and EOS); this file turns it into packed training rows and padded single-example eval rows.
 //
 // Training rows (SamplePackedBatch): each row of T+1 ids is filled by concatenating fresh examples,
 // lengths uniform in [min_len, max_len]; the example that would overflow is cut to fill the row
@@ -10,7 +10,8 @@
 //
 // Eval rows (SampleSingleExampleBatch): one example at exactly `length`, then PAD up to T+1 ids
 // (mask 0 on PAD). answer_positions are the supervised positions except the last one, which
-// predicts EOS: the scored predictions of the answer (spec §4.4: EOS is not checked).
+// predicts EOS: the scored predictions of the answer (Jelassi et al.'s test_utils.py `evaluation` does not
+// check EOS).
 //
 // Note on T: here T (the `context_len` of the configs) is the number of model input positions; a
 // row holds T+1 ids. Jelassi's rows hold context_len ids, i.e. T = context_len - 1 there.

@@ -1,6 +1,6 @@
-// Task: a synthetic recall task as pure functions of a PRNG key (design.md, "Keys, never global
-// randomness"). The same key always gives the same batch; rows are independent, row b being drawn
-// from FoldIn(key, b) alone, so the first rows of a larger batch equal a smaller batch.
+// Task: a synthetic recall task as pure functions of a PRNG key (docs/architecture.md, "Keys,
+// never global randomness"). The same key always gives the same batch; rows are independent, row b being
+// drawn from FoldIn(key, b) alone, so the first rows of a larger batch equal a smaller batch.
 //
 //   CopyTaskConfig config;  // V = 26, lengths 5..50, rows of 256 tokens
 //   ASSIGN_OR_RETURN(std::unique_ptr<Task> task, MakeCopyTask(config));
@@ -37,7 +37,8 @@ class Task {
   virtual absl::Status Validate() const = 0;
 
   // A training batch (batch, seq_len()): copy-like tasks pack several examples per row with their
-  // lengths uniform in [min, max] (spec §4.2); the others draw one example per row. batch >= 1.
+  // lengths uniform in [min, max] (Jelassi et al.'s train_utils.py); the others draw one example per row.
+  // batch >= 1.
   virtual absl::StatusOr<Batch> SampleTrain(core::Key key, int64_t batch) const = 0;
 
   // `batch` examples at exactly `length` (the task's notion of length: string length for copy and

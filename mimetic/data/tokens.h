@@ -1,5 +1,6 @@
 // TokenLayout: the token ids of the copy-style tasks, Jelassi et al.'s tokenizer generalised to any
-// content vocabulary (spec §4.1): content tokens 0 .. V-1, then '$' (BOS) = V, '|' (SEP) = V+1,
+// content vocabulary (Jelassi et al. 2024, "Repeat After Me"): content tokens 0 .. V-1, then '$' (BOS) = V,
+// '|' (SEP) = V+1,
 // '.' (EOS) = V+2, '*' (PAD) = V+3; the model's vocabulary is V+4.
 //
 //   TokenLayout layout{26};

@@ -1,5 +1,6 @@
 // Names of parameters in mamba_ssm and HF transformers checkpoints, and loading such a checkpoint
-// into a mimetic tree (spec §1.7; for state-spaces/mamba-130m and mamba-370m, paper Figs. 10–11).
+// into a mimetic tree (mamba_ssm's state_dict names; for state-spaces/mamba-130m and mamba-370m, paper Figs.
+// 10–11).
 //
 //   ASSIGN_OR_RETURN(ParamTree like, models::Init(Key::FromSeed(0), spec));   // the structure
 //   ASSIGN_OR_RETURN(ParamTree params, LoadMambaCheckpoint("mamba-130m.safetensors", like));

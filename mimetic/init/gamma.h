@@ -1,4 +1,4 @@
-// γ-scaled initialization (Zhang et al. 2024; Chen et al. 2025 "Achilles' heel"; spec §8.2): every
+// γ-scaled initialization (Zhang et al. 2024; Chen et al. 2025 "Achilles' heel"): every
 // weight matrix W with fan-in d_in is redrawn from N(0, (d_in^-γ)^2). γ = 0.5 is LeCun-like,
 // γ = 1 "small init". Covered: rank-2 `.../weight` matrices (Linear weights stored (out, in), so
 // d_in = shape[1]; the embedding table (V, D) uses d_in = V as the papers do). SSM-specific

@@ -1,165 +1,153 @@
+// The paper's recipe ("Mimetic Initialization Helps State Space Models Learn to Recall", §3), one
+// named edit per component, each under the formula it implements. docs/mimetic_recipe.md lists
+// them with the paper's sections; the row layouts are in models/proj_layout.h.
 #include "mimetic/init/mimetic.h"
-
-#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/init/tree_edit.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::init {
 namespace {
 
+using models::Mamba1XProjOf;
+using models::Mamba2InProjOf;
+
 absl::Status NotMamba(const Model& m, int layer, const char* component) {
-  return absl::InvalidArgumentError(absl::StrCat(component, " needs a Mamba 1 or Mamba 2 layer, but layer ", layer,
-                                                 " is ", models::MixerKind(m.spec.layers(layer))));
+  return absl::InvalidArgumentError(absl::StrCat(component, " needs a Mamba 1 or Mamba 2 layer, but layer ",
+                                                 layer, " is ", models::MixerKind(m.spec.layers(layer))));
 }
 
-// Scales rows [begin, end) of a row-major (rows, width) buffer.
-void ScaleRows(std::vector<double>& v, int64_t width, int64_t begin, int64_t end, double scale) {
-  for (int64_t i = begin * width; i < end * width; ++i) v[i] *= scale;
+// The layer's spec if it is a Mamba 1 or Mamba 2 layer, else the error NotMamba gives.
+absl::StatusOr<const LayerSpec*> MambaLayer(const Model& m, int layer, const char* component) {
+  RETURN_IF_ERROR(CheckLayer(m, layer));
+  const LayerSpec& ls = m.spec.layers(layer);
+  if (!ls.has_mamba1() && !ls.has_mamba2()) return NotMamba(m, layer, component);
+  return &ls;
+}
+
+// ---- A ≈ 1 (paper §3, "State space layers can be linear attention"; Eq. 7) ----
+// A = -exp(-c · A_log): for large c, A ≈ 0, so Ā = exp(A Δ) ≈ 1 and the state keeps its history.
+// reparameterize: the layer's spec gets a_log_scale = -c and A_log keeps its default values (the
+// paper's "parameterize"); otherwise only the initial values change, A_log := -c · A_log.
+absl::StatusOr<Model> SetAToOne(const Model& m, int layer, double c, bool reparameterize) {
+  ASSIGN_OR_RETURN(const LayerSpec* ls, MambaLayer(m, layer, "A≈1"));
+  Model out = m;
+  if (reparameterize) {
+    LayerSpec* spec = out.spec.mutable_layers(layer);
+    if (ls->has_mamba1()) spec->mutable_mamba1()->set_a_log_scale(-c);
+    if (ls->has_mamba2()) spec->mutable_mamba2()->set_a_log_scale(-c);
+    return out;
+  }
+  ASSIGN_OR_RETURN(out.params, EditRows(m.params, MixerPath(layer, "A_log"),
+                                        [c](RowEditor& a) { return a.Scale(a.all(), -c); }));
+  return out;
+}
+
+// ---- Δ ≈ 1 (paper §3, "State space layers can be linear attention"; Eq. 4) ----
+// W_Δ = 0, b_Δ = softplus⁻¹(1), so Δ = softplus(W_Δ X + b_Δ) = 1 for every input.
+// Mamba 1: W_Δ = dt_proj.weight · x_proj.weight[dt rows]; scaling dt_proj alone keeps x_proj
+// trainable. Mamba 2: W_Δ is the dt rows of in_proj.
+absl::StatusOr<Model> SetDeltaToOne(const Model& m, int layer, double w_delta_scale, double bias) {
+  ASSIGN_OR_RETURN(const LayerSpec* ls, MambaLayer(m, layer, "Δ≈1"));
+  auto set_bias = [bias](RowEditor& b) { return b.Fill(b.all(), bias); };
+  Model out = m;
+  if (ls->has_mamba1()) {
+    ASSIGN_OR_RETURN(out.params, EditRows(out.params, MixerPath(layer, "dt_proj/weight"),
+                                          [&](RowEditor& w) { return w.Scale(w.all(), w_delta_scale); }));
+    ASSIGN_OR_RETURN(out.params, EditRows(out.params, MixerPath(layer, "dt_proj/bias"), set_bias));
+    return out;
+  }
+  const models::Mamba2Dims d = models::Mamba2DimsOf(ls->mamba2(), m.spec.d_model());
+  const models::Mamba2InProj in = Mamba2InProjOf(d);
+  RETURN_IF_ERROR(CheckShape(out.params, MixerPath(layer, "in_proj/weight"), {in.rows(), d.D}));
+  ASSIGN_OR_RETURN(out.params, EditRows(out.params, MixerPath(layer, "in_proj/weight"),
+                                        [&](RowEditor& w) { return w.Scale(in.dt, w_delta_scale); }));
+  ASSIGN_OR_RETURN(out.params, EditRows(out.params, MixerPath(layer, "dt_bias"), set_bias));
+  return out;
+}
+
+// ---- W_Cᵀ W_B ≈ I (paper §3, "Correlated tokens should attend to each other") ----
+// W_C := (W_C + W_B) / 2, W_B unchanged: the queries C and keys B start correlated. Mamba 1: the B
+// and C rows of x_proj; Mamba 2: of in_proj, where group g of B and of C sit at the same offset.
+absl::StatusOr<Model> CorrelateCWithB(const Model& m, int layer) {
+  ASSIGN_OR_RETURN(const LayerSpec* ls, MambaLayer(m, layer, "W_CᵀW_B≈I"));
+  std::string path;
+  RowRange b_rows, c_rows;
+  if (ls->has_mamba1()) {
+    const models::Mamba1Dims d = models::Mamba1DimsOf(ls->mamba1(), m.spec.d_model());
+    const models::Mamba1XProj x = Mamba1XProjOf(d);
+    path = MixerPath(layer, "x_proj/weight");
+    RETURN_IF_ERROR(CheckShape(m.params, path, {x.rows(), d.E}));
+    b_rows = x.B;
+    c_rows = x.C;
+  } else {
+    const models::Mamba2Dims d = models::Mamba2DimsOf(ls->mamba2(), m.spec.d_model());
+    const models::Mamba2InProj in = Mamba2InProjOf(d);
+    path = MixerPath(layer, "in_proj/weight");
+    RETURN_IF_ERROR(CheckShape(m.params, path, {in.rows(), d.D}));
+    b_rows = in.B;
+    c_rows = in.C;
+  }
+  Model out = m;
+  ASSIGN_OR_RETURN(out.params,
+                   EditRows(m.params, path, [&](RowEditor& w) { return w.AverageInto(c_rows, b_rows); }));
+  return out;
+}
+
+// ---- Conv ≈ I (paper §3, end of "Correlated tokens should attend to each other") ----
+// Every conv channel passes its current token through: weight (C, 1, K) with the last tap (which
+// multiplies the current token) 1 and the others 0, bias 0.
+absl::StatusOr<Model> MakeConvIdentity(const Model& m, int layer) {
+  RETURN_IF_ERROR(MambaLayer(m, layer, "conv≈I").status());
+  Model out = m;
+  ASSIGN_OR_RETURN(out.params, EditRows(m.params, MixerPath(layer, "conv1d/weight"), [](RowEditor& w) {
+                     RETURN_IF_ERROR(w.Fill(w.all(), 0.0));
+                     return w.FillColumn(w.width() - 1, 1.0);
+                   }));
+  if (out.params.Contains(MixerPath(layer, "conv1d/bias"))) {
+    ASSIGN_OR_RETURN(out.params, EditRows(out.params, MixerPath(layer, "conv1d/bias"),
+                                          [](RowEditor& b) { return b.Fill(b.all(), 0.0); }));
+  }
+  return out;
 }
 
 }  // namespace
 
 LayerTransform MimeticA(double c, bool reparameterize) {
-  return LayerTransform(absl::StrCat("mimetic_a(c=", c, reparameterize ? ", reparameterize" : ", init_only", ")"),
-                        [c, reparameterize](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
-                          RETURN_IF_ERROR(CheckLayer(m, layer));
-                          Model out = m;
-                          LayerSpec* ls = out.spec.mutable_layers(layer);
-                          const bool m1 = ls->mixer_case() == LayerSpec::kMamba1;
-                          const bool m2 = ls->mixer_case() == LayerSpec::kMamba2;
-                          if (!m1 && !m2) return NotMamba(m, layer, "A≈1");
-                          if (reparameterize) {
-                            // A = -exp(-c A_log): the layer's parameterization changes, values stay.
-                            if (m1) ls->mutable_mamba1()->set_a_log_scale(static_cast<float>(-c));
-                            if (m2) ls->mutable_mamba2()->set_a_log_scale(static_cast<float>(-c));
-                            return out;
-                          }
-                          ASSIGN_OR_RETURN(out.params, EditLeaf(m.params, MixerPath(layer, "A_log"),
-                                                                [c](std::vector<double>& v, int64_t) {
-                                                                  for (double& x : v) x = -c * x;
-                                                                  return absl::OkStatus();
-                                                                }));
-                          return out;
-                        });
+  return LayerTransform(
+      absl::StrCat("mimetic_a(c=", c, reparameterize ? ", reparameterize" : ", init_only", ")"),
+      [c, reparameterize](const Model& m, int layer, Key) { return SetAToOne(m, layer, c, reparameterize); });
 }
 
 LayerTransform MimeticDelta(double w_delta_scale, double bias) {
-  return LayerTransform(
-      absl::StrCat("mimetic_delta(w_scale=", w_delta_scale, ", bias=", bias, ")"),
-      [w_delta_scale, bias](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
-        RETURN_IF_ERROR(CheckLayer(m, layer));
-        const LayerSpec& ls = m.spec.layers(layer);
-        Model out = m;
-        auto set_bias = [bias](std::vector<double>& v, int64_t) {
-          std::fill(v.begin(), v.end(), bias);
-          return absl::OkStatus();
-        };
-        if (ls.mixer_case() == LayerSpec::kMamba1) {
-          // W_Δ = dt_proj.weight · x_proj.weight[:R]; scaling dt_proj alone keeps x_proj trainable.
-          ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "dt_proj/weight"),
-                                                [w_delta_scale](std::vector<double>& v, int64_t) {
-                                                  for (double& x : v) x *= w_delta_scale;
-                                                  return absl::OkStatus();
-                                                }));
-          ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "dt_proj/bias"), set_bias));
-          return out;
-        }
-        if (ls.mixer_case() == LayerSpec::kMamba2) {
-          const models::Mamba2Dims d = models::Mamba2DimsOf(ls.mamba2(), m.spec.d_model());
-          const int64_t begin = 2 * d.E + 2 * d.G * d.N;
-          RETURN_IF_ERROR(CheckShape(out.params, MixerPath(layer, "in_proj/weight"), {d.in_proj_rows(), d.D}));
-          ASSIGN_OR_RETURN(out.params,
-                           EditLeaf(out.params, MixerPath(layer, "in_proj/weight"),
-                                    [&](std::vector<double>& v, int64_t width) {
-                                      ScaleRows(v, width, begin, begin + d.H, w_delta_scale);
-                                      return absl::OkStatus();
-                                    }));
-          ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "dt_bias"), set_bias));
-          return out;
-        }
-        return NotMamba(m, layer, "Δ≈1");
-      });
+  return LayerTransform(absl::StrCat("mimetic_delta(w_scale=", w_delta_scale, ", bias=", bias, ")"),
+                        [w_delta_scale, bias](const Model& m, int layer, Key) {
+                          return SetDeltaToOne(m, layer, w_delta_scale, bias);
+                        });
 }
 
 LayerTransform MimeticBC() {
-  return LayerTransform("mimetic_bc", [](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
-    RETURN_IF_ERROR(CheckLayer(m, layer));
-    const LayerSpec& ls = m.spec.layers(layer);
-    int64_t b_begin, c_begin, rows;
-    std::string path;
-    if (ls.mixer_case() == LayerSpec::kMamba1) {
-      const models::Mamba1Dims d = models::Mamba1DimsOf(ls.mamba1(), m.spec.d_model());
-      path = MixerPath(layer, "x_proj/weight");
-      RETURN_IF_ERROR(CheckShape(m.params, path, {d.R + 2 * d.N, d.E}));
-      b_begin = d.R;
-      c_begin = d.R + d.N;
-      rows = d.N;
-    } else if (ls.mixer_case() == LayerSpec::kMamba2) {
-      const models::Mamba2Dims d = models::Mamba2DimsOf(ls.mamba2(), m.spec.d_model());
-      path = MixerPath(layer, "in_proj/weight");
-      RETURN_IF_ERROR(CheckShape(m.params, path, {d.in_proj_rows(), d.D}));
-      // Rows of group g of B and of C sit at the same offset within their blocks.
-      b_begin = 2 * d.E;
-      c_begin = 2 * d.E + d.G * d.N;
-      rows = d.G * d.N;
-    } else {
-      return NotMamba(m, layer, "W_CᵀW_B≈I");
-    }
-    Model out = m;
-    ASSIGN_OR_RETURN(out.params, EditLeaf(m.params, path, [&](std::vector<double>& v, int64_t width) {
-                       for (int64_t r = 0; r < rows; ++r) {
-                         for (int64_t k = 0; k < width; ++k) {
-                           double& c = v[(c_begin + r) * width + k];
-                           c = 0.5 * (c + v[(b_begin + r) * width + k]);
-                         }
-                       }
-                       return absl::OkStatus();
-                     }));
-    return out;
-  });
+  return LayerTransform("mimetic_bc",
+                        [](const Model& m, int layer, Key) { return CorrelateCWithB(m, layer); });
 }
 
 LayerTransform MimeticConv() {
-  return LayerTransform("mimetic_conv", [](const Model& m, int layer, Key) -> absl::StatusOr<Model> {
-    RETURN_IF_ERROR(CheckLayer(m, layer));
-    const LayerSpec& ls = m.spec.layers(layer);
-    if (ls.mixer_case() != LayerSpec::kMamba1 && ls.mixer_case() != LayerSpec::kMamba2) {
-      return NotMamba(m, layer, "conv≈I");
-    }
-    Model out = m;
-    ASSIGN_OR_RETURN(out.params, EditLeaf(m.params, MixerPath(layer, "conv1d/weight"),
-                                          [](std::vector<double>& v, int64_t k) {
-                                            // (C, 1, K): the last tap multiplies the current token.
-                                            for (size_t i = 0; i < v.size(); ++i) {
-                                              v[i] = (static_cast<int64_t>(i) % k == k - 1) ? 1.0 : 0.0;
-                                            }
-                                            return absl::OkStatus();
-                                          }));
-    if (out.params.Contains(MixerPath(layer, "conv1d/bias"))) {
-      ASSIGN_OR_RETURN(out.params, EditLeaf(out.params, MixerPath(layer, "conv1d/bias"),
-                                            [](std::vector<double>& v, int64_t) {
-                                              std::fill(v.begin(), v.end(), 0.0);
-                                              return absl::OkStatus();
-                                            }));
-    }
-    return out;
-  });
+  return LayerTransform("mimetic_conv",
+                        [](const Model& m, int layer, Key) { return MakeConvIdentity(m, layer); });
 }
 
 LayerTransform Mimetic(MimeticOptions o) {
   return LayerTransform("mimetic", [o](const Model& m, int layer, Key key) -> absl::StatusOr<Model> {
-    RETURN_IF_ERROR(CheckLayer(m, layer));
-    const LayerSpec& ls = m.spec.layers(layer);
-    const bool m1 = ls.mixer_case() == LayerSpec::kMamba1;
-    if (!m1 && ls.mixer_case() != LayerSpec::kMamba2) return NotMamba(m, layer, "mimetic init");
-    // Order of spec §3.7: Δ, A, W_C averaging, conv.
+    ASSIGN_OR_RETURN(const LayerSpec* ls, MambaLayer(m, layer, "mimetic init"));
+    // Applied as Δ, A, W_C, conv; the components touch disjoint parameters (or only the spec), so
+    // any order gives the same model.
     std::vector<LayerTransform> parts;
     if (o.delta) parts.push_back(MimeticDelta(o.w_delta_scale, o.delta_bias));
     if (o.a) parts.push_back(MimeticA(o.c, o.reparameterize));
     if (o.bc) parts.push_back(MimeticBC());
-    if (m1 ? o.conv_mamba1 : o.conv_mamba2) parts.push_back(MimeticConv());
+    if (ls->has_mamba1() ? o.conv_mamba1 : o.conv_mamba2) parts.push_back(MimeticConv());
     return ComposeLayer(parts)(m, layer, key);
   });
 }

@@ -1,6 +1,6 @@
 // Published Mamba checkpoints by name: the spec (models::PretrainedSpec) plus the weights from a
 // safetensors file in mamba_ssm or HF transformers naming (LoadMambaCheckpoint), as one init::Model
-// that transforms, training and evaluation take like any other (paper Figs. 10-11, spec §1.7).
+// that transforms, training and evaluation take like any other (paper §6, Figs. 10-11).
 //
 //   // model.safetensors converted from state-spaces/mamba-130m's pytorch_model.bin
 //   ASSIGN_OR_RETURN(Model m, LoadPretrained("state-spaces/mamba-130m", "/data/mamba-130m.safetensors"));

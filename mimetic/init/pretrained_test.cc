@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "mimetic/init/checkpoint_names.h"
 #include "mimetic/models/lm.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/models/test_specs.h"
 
@@ -71,8 +72,9 @@ TEST(PretrainedTest, UnknownNameListsKnownNames) {
     EXPECT_THAT(model.status().message(), HasSubstr(name));
 }
 
-// Parameter count of a resolved spec by the formulas of spec §1.2 (Mamba 1) and §2.2 (Mamba 2),
-// for the pure Mamba models the presets describe (RMSNorm: one weight per norm; tied head).
+// Parameter count of a resolved spec by the parameter shapes of mamba_ssm modules/mamba_simple.py (Mamba 1)
+// and modules/mamba2.py (Mamba 2), for the pure Mamba models the presets describe (RMSNorm: one weight per
+// norm; tied head).
 int64_t AnalyticCount(const models::ModelSpec& spec) {
   int64_t total = models::PaddedVocab(spec) * spec.d_model() + spec.d_model();  // embedding, norm_f
   for (const models::LayerSpec& layer : spec.layers()) {
@@ -83,7 +85,8 @@ int64_t AnalyticCount(const models::ModelSpec& spec) {
                d.E * d.D;
     } else {
       const models::Mamba2Dims d = models::Mamba2DimsOf(layer.mamba2(), spec.d_model());
-      total += d.D * d.in_proj_rows() + d.conv_dim() * (d.K + 1) + 3 * d.H + d.E + d.E * d.D;
+      total += d.D * models::Mamba2InProjOf(d).rows() + models::Mamba2InProjOf(d).xBC().size * (d.K + 1) +
+               3 * d.H + d.E + d.E * d.D;
     }
   }
   return total;
@@ -131,7 +134,7 @@ TEST(PretrainedSpecTest, Mamba130mFields) {
   EXPECT_EQ(spec.layers_size(), 24);
   EXPECT_EQ(models::PaddedVocab(spec), 50280);
   EXPECT_EQ(spec.norm(), models::RMS_NORM);
-  EXPECT_FLOAT_EQ(spec.norm_eps(), 1e-5f);
+  EXPECT_EQ(spec.norm_eps(), 1e-5);
   EXPECT_TRUE(spec.tie_embeddings());
   const models::Mamba1Dims d = models::Mamba1DimsOf(spec.layers(23).mamba1(), spec.d_model());
   EXPECT_EQ(d.E, 1536);

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "nlohmann/json.hpp"
 
@@ -85,28 +86,8 @@ const char* FileDTypeName(DType dtype) {
   }
 }
 
-// A file descriptor closed on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { Close(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int Close() {
-    int rc = 0;
-    if (fd_ >= 0) rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-absl::Status ErrnoError(int err, const std::string& what) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
-}
+using core::ErrnoError;
+using Fd = core::ScopedFd;
 
 // Reads exactly `bytes` at `offset`; a short read means the file changed under us.
 absl::Status ReadAt(int fd, const std::string& path, uint64_t offset, void* dst, size_t bytes) {
@@ -123,20 +104,6 @@ absl::Status ReadAt(int fd, const std::string& path, uint64_t offset, void* dst,
     }
     out += n;
     offset += static_cast<uint64_t>(n);
-    bytes -= static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteAll(int fd, const std::string& path, const void* src, size_t bytes) {
-  const char* in = static_cast<const char*>(src);
-  while (bytes > 0) {
-    ssize_t n = ::write(fd, in, bytes);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, absl::StrCat("writing '", path, "'"));
-    }
-    in += n;
     bytes -= static_cast<size_t>(n);
   }
   return absl::OkStatus();
@@ -339,22 +306,15 @@ absl::Status WriteSafetensorsWithOptions(const std::string& path, const ParamTre
   unsigned char len_bytes[8];
   for (int b = 0; b < 8; ++b) len_bytes[b] = static_cast<unsigned char>(header_len >> (8 * b));
 
-  const std::string tmp = path + ".tmp";
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat(where, ": cannot create '", tmp, "'"));
-  absl::Status status = WriteAll(fd.get(), tmp, len_bytes, sizeof(len_bytes));
-  if (status.ok()) status = WriteAll(fd.get(), tmp, header_text.data(), header_text.size());
-  for (size_t i = 0; status.ok() && i < host.size(); ++i) {
-    if (host[i].bytes() > 0) status = WriteAll(fd.get(), tmp, host[i].storage()->data(), host[i].bytes());
+  std::vector<absl::string_view> chunks = {
+      absl::string_view(reinterpret_cast<const char*>(len_bytes), sizeof(len_bytes)), header_text};
+  for (const Tensor& t : host) {
+    if (t.bytes() > 0) chunks.emplace_back(static_cast<const char*>(t.storage()->data()), t.bytes());
   }
-  // fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
-  if (status.ok() && ::fsync(fd.get()) != 0) status = ErrnoError(errno, absl::StrCat("syncing '", tmp, "'"));
-  if (fd.Close() != 0 && status.ok()) status = ErrnoError(errno, absl::StrCat("closing '", tmp, "'"));
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(errno, absl::StrCat(where, ": renaming '", tmp, "' to '", path, "'"));
+  if (absl::Status s = core::WriteFileAtomically(path, chunks); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
   }
-  if (!status.ok()) ::unlink(tmp.c_str());
-  return status;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ParamTree> ReadSafetensors(const std::string& path,

@@ -1,18 +1,17 @@
 #include "mimetic/init/transfer.h"
 
-#include <cstring>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "mimetic/init/tree_edit.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::init {
 namespace {
 
-// Copies rows [src_begin, src_begin + rows) of a (., width) source into rows starting at dst_begin.
-absl::StatusOr<ParamTree> CopyRows(const ParamTree& dst_tree, const std::string& dst_path, int64_t dst_begin,
-                                   const Tensor& src, int64_t src_begin, int64_t rows) {
+// Copies rows [src_begin, src_begin + dst.size) of the (., width) source weight into rows `dst`.
+absl::StatusOr<ParamTree> CopyRows(const ParamTree& dst_tree, const std::string& dst_path, RowRange dst,
+                                   const Tensor& src, int64_t src_begin) {
   std::vector<double> s;
   if (src.dtype() == core::DType::kF64) {
     ASSIGN_OR_RETURN(s, src.ToVector<double>());
@@ -21,13 +20,12 @@ absl::StatusOr<ParamTree> CopyRows(const ParamTree& dst_tree, const std::string&
     s.assign(f.begin(), f.end());
   }
   const int64_t width = src.dim(1);
-  return EditLeaf(dst_tree, dst_path, [&](std::vector<double>& v, int64_t dst_width) -> absl::Status {
-    if (dst_width != width) {
-      return absl::InvalidArgumentError(absl::StrCat("'", dst_path, "' rows have ", dst_width,
-                                                     " columns; the source rows have ", width));
+  return EditRows(dst_tree, dst_path, [&](RowEditor& w) -> absl::Status {
+    if (w.width() != width) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", dst_path, "' rows have ", w.width(), " columns; the source rows have ", width));
     }
-    std::memcpy(v.data() + dst_begin * width, s.data() + src_begin * width, rows * width * sizeof(double));
-    return absl::OkStatus();
+    return w.CopyFrom(dst, s, src_begin);
   });
 }
 
@@ -42,8 +40,8 @@ LayerTransform TransferFromAttention(Model source, int source_layer) {
         const LayerSpec& src = source.spec.layers(source_layer);
         const LayerSpec& dst = m.spec.layers(layer);
         if (dst.mixer_case() != LayerSpec::kMamba2) {
-          return absl::InvalidArgumentError(absl::StrCat("attention transfer targets a Mamba 2 layer; layer ", layer,
-                                                         " is ", models::MixerKind(dst)));
+          return absl::InvalidArgumentError(absl::StrCat("attention transfer targets a Mamba 2 layer; layer ",
+                                                         layer, " is ", models::MixerKind(dst)));
         }
         const std::string sp = MixerPath(source_layer, "");
         Tensor wq, wk, wv;
@@ -58,8 +56,9 @@ LayerTransform TransferFromAttention(Model source, int source_layer) {
           ASSIGN_OR_RETURN(wv, source.params.Get(sp + "v_proj/weight"));
           hp = wq.dim(0);
         } else {
-          return absl::InvalidArgumentError(absl::StrCat("attention transfer needs an attention source layer; layer ",
-                                                         source_layer, " is ", models::MixerKind(src)));
+          return absl::InvalidArgumentError(
+              absl::StrCat("attention transfer needs an attention source layer; layer ", source_layer, " is ",
+                           models::MixerKind(src)));
         }
         const models::Mamba2Dims d = models::Mamba2DimsOf(dst.mamba2(), m.spec.d_model());
         if (d.E != hp || d.G * d.N != hp) {
@@ -67,14 +66,16 @@ LayerTransform TransferFromAttention(Model source, int source_layer) {
               "attention transfer: the source's H·P = ", hp, " must equal the target's d_inner (", d.E,
               ") and ngroups·d_state (", d.G * d.N, "); use expand 1, ngroups = heads, d_state = head_dim"));
         }
+        const models::Mamba2InProj in = models::Mamba2InProjOf(d);
         const std::string in_path = MixerPath(layer, "in_proj/weight");
-        RETURN_IF_ERROR(CheckShape(m.params, in_path, {d.in_proj_rows(), d.D}));
+        RETURN_IF_ERROR(CheckShape(m.params, in_path, {in.rows(), d.D}));
         Model out = m;
         const bool fused = src.mixer_case() == LayerSpec::kAttention;
-        // [z | x | B | C | dt]: x <- V, B <- K, C <- Q.
-        ASSIGN_OR_RETURN(out.params, CopyRows(out.params, in_path, d.E, fused ? wq : wv, fused ? 2 * hp : 0, hp));
-        ASSIGN_OR_RETURN(out.params, CopyRows(out.params, in_path, 2 * d.E, fused ? wq : wk, fused ? hp : 0, hp));
-        ASSIGN_OR_RETURN(out.params, CopyRows(out.params, in_path, 2 * d.E + hp, wq, 0, hp));
+        // x <- V, B <- K, C <- Q (the fused attention in_proj is [q | k | v]).
+        ASSIGN_OR_RETURN(out.params,
+                         CopyRows(out.params, in_path, in.x, fused ? wq : wv, fused ? 2 * hp : 0));
+        ASSIGN_OR_RETURN(out.params, CopyRows(out.params, in_path, in.B, fused ? wq : wk, fused ? hp : 0));
+        ASSIGN_OR_RETURN(out.params, CopyRows(out.params, in_path, in.C, wq, 0));
         ASSIGN_OR_RETURN(Tensor wo, source.params.Get(sp + "out_proj/weight"));
         ASSIGN_OR_RETURN(out.params, out.params.Replace(MixerPath(layer, "out_proj/weight"), wo));
         const std::string norm_src = absl::StrCat("layers/", source_layer, "/norm/");
@@ -97,8 +98,8 @@ LayerTransform Transplant(Model source, int source_layer) {
         const LayerSpec& src = source.spec.layers(source_layer);
         if (src.mixer_case() != m.spec.layers(layer).mixer_case()) {
           return absl::InvalidArgumentError(absl::StrCat("transplant: source layer ", source_layer, " is ",
-                                                         models::MixerKind(src), " but target layer ", layer, " is ",
-                                                         models::MixerKind(m.spec.layers(layer))));
+                                                         models::MixerKind(src), " but target layer ", layer,
+                                                         " is ", models::MixerKind(m.spec.layers(layer))));
         }
         const std::string src_prefix = absl::StrCat("layers/", source_layer, "/");
         const std::string dst_prefix = absl::StrCat("layers/", layer, "/");
@@ -111,13 +112,14 @@ LayerTransform Transplant(Model source, int source_layer) {
           const std::string dst_path = dst_prefix + path.substr(src_prefix.size());
           // Replace checks that the target has this leaf with the same shape.
           absl::StatusOr<ParamTree> next = out.params.Replace(dst_path, source.params.Leaves()[i]);
-          if (!next.ok()) return absl::InvalidArgumentError(absl::StrCat("transplant: ", next.status().message()));
+          if (!next.ok())
+            return absl::InvalidArgumentError(absl::StrCat("transplant: ", next.status().message()));
           out.params = *std::move(next);
           ++copied;
         }
         if (copied == 0) {
-          return absl::InvalidArgumentError(absl::StrCat("transplant: the source has no parameters under '",
-                                                         src_prefix, "'"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("transplant: the source has no parameters under '", src_prefix, "'"));
         }
         return out;
       });

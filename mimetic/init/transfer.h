@@ -1,6 +1,6 @@
 // Moving trained weights between models.
 //
-// TransferFromAttention (Wang et al. 2024, "The Mamba in the Llama"; spec §8.1): a Mamba 2 layer
+// TransferFromAttention (Wang et al. 2024, "The Mamba in the Llama", §2): a Mamba 2 layer
 // takes an attention layer's projections, x <- W_V, B <- W_K, C <- W_Q, out_proj <- W_O, and the
 // block norm; z and dt rows, conv, dt_bias, A_log, D and the gated norm keep their (fresh) init.
 // Needs d_inner = H·P of the attention layer and G·N = H·P (MIL: expand 1, ngroups = heads,

@@ -5,7 +5,8 @@
 //   ASSIGN_OR_RETURN(Model m, t(Model{spec, {}}, Key::FromSeed(0)));
 //
 // A transform that changes a layer's parameterization (A = -exp(-c A_log)) changes the layer's spec
-// in the returned model: nothing hides in flags on tensors (design.md, "Init transforms are values").
+// in the returned model: nothing hides in flags on tensors (docs/architecture.md, "Init transforms are
+// values").
 #ifndef MIMETIC_INIT_TRANSFORM_H_
 #define MIMETIC_INIT_TRANSFORM_H_
 
@@ -27,7 +28,7 @@ using models::LayerSpec;
 using models::ModelSpec;
 
 struct Model {
-  ModelSpec spec;    // resolved (every layer listed)
+  ModelSpec spec;  // resolved (every layer listed)
   ParamTree params;
 };
 
@@ -49,7 +50,9 @@ class LayerTransform {
  public:
   using Fn = std::function<absl::StatusOr<Model>(const Model&, int layer, Key)>;
   LayerTransform(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
-  absl::StatusOr<Model> operator()(const Model& model, int layer, Key key) const { return fn_(model, layer, key); }
+  absl::StatusOr<Model> operator()(const Model& model, int layer, Key key) const {
+    return fn_(model, layer, key);
+  }
   const std::string& name() const { return name_; }
 
  private:
@@ -67,7 +70,8 @@ Transform Compose(std::vector<Transform> transforms);
 // an InvalidArgument naming it and the layer count.
 Transform OnLayers(std::vector<int> layers, LayerTransform t);
 // Applies `t` to every layer for which `select(index, layer_spec)` is true.
-Transform OnLayersWhere(std::function<bool(int, const LayerSpec&)> select, LayerTransform t, std::string what);
+Transform OnLayersWhere(std::function<bool(int, const LayerSpec&)> select, LayerTransform t,
+                        std::string what);
 // Every Mamba 1 or Mamba 2 layer.
 Transform OnMambaLayers(LayerTransform t);
 // Runs layer transforms in order on the same layer.

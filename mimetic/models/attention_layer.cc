@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/attention.h"
@@ -9,10 +10,29 @@
 #include "mimetic/ops/shape.h"
 
 namespace mimetic::models {
+
+absl::Status ValidateLinearAttention(const LinearAttentionSpec& s, const std::string& at, int64_t) {
+  if (s.num_heads() < 1)
+    return BadSpecField(at + "linear_attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
+  if (s.head_dim() < 1)
+    return BadSpecField(at + "linear_attention.head_dim", absl::StrCat(s.head_dim()), ">= 1");
+  return absl::OkStatus();
+}
+
+absl::Status ValidateAttention(const AttentionSpec& s, const std::string& at, int64_t d_model) {
+  if (s.num_heads() < 1) return BadSpecField(at + "attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
+  if (s.head_dim() == 0 && d_model % s.num_heads() != 0) {
+    return BadSpecField(at + "attention.num_heads", absl::StrCat(s.num_heads()),
+                        absl::StrCat("a divisor of d_model = ", d_model, " (or set head_dim)"));
+  }
+  if (s.head_dim() < 0) return BadSpecField(at + "attention.head_dim", absl::StrCat(s.head_dim()), ">= 0");
+  return absl::OkStatus();
+}
+
 namespace {
 
-absl::Status AddOutProj(Key key, int64_t d_model, int64_t in, int64_t divisor_sq, bool bias, const std::string& prefix,
-                        NamedTensors* out) {
+absl::Status AddOutProj(Key key, int64_t d_model, int64_t in, int64_t divisor_sq, bool bias,
+                        const std::string& prefix, NamedTensors* out) {
   ASSIGN_OR_RETURN(Tensor w, LinearWeight(ParamKey(key, prefix + "out_proj/weight"), d_model, in));
   if (divisor_sq > 0) w = ops::MulScalar(w, 1.0 / std::sqrt(static_cast<double>(divisor_sq)));
   RETURN_IF_ERROR(w.status());

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/ops/attention.h"
 
 namespace mimetic::models {
@@ -96,37 +97,54 @@ absl::StatusOr<LayerMap> AttentionMap(const Tensor& weights, int64_t example) {
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<LayerMap> ComputeLayerMap(const ModelSpec& spec, const LayerInternals& internals, int64_t example) {
-  switch (internals.kind) {
-    case LayerSpec::kMamba1:
-      RETURN_IF_ERROR(internals.mamba1.delta.status());
-      if (example < 0 || example >= internals.mamba1.delta.dim(0)) break;
-      return Mamba1Map(internals.mamba1, example);
-    case LayerSpec::kMamba2:
-      RETURN_IF_ERROR(internals.mamba2.delta.status());
-      if (example < 0 || example >= internals.mamba2.delta.dim(0)) break;
-      return Mamba2Map(internals.mamba2, example);
-    case LayerSpec::kAttention:
-    case LayerSpec::kLinearAttention: {
-      const AttentionInternals& a = internals.attention;
-      RETURN_IF_ERROR(a.q.status());
-      if (example < 0 || example >= a.q.dim(0)) break;
-      Tensor w = internals.kind == LayerSpec::kAttention
-                     ? ops::CausalSoftmaxAttentionWeights(a.q, a.k, 1.0 / std::sqrt(double(a.q.dim(3))))
-                     : ops::CausalLinearAttentionWeights(a.q, a.k);
-      RETURN_IF_ERROR(w.status());
-      return AttentionMap(w, example);
-    }
-    case LayerSpec::MIXER_NOT_SET:
-      return absl::InvalidArgumentError("attention map: the layer's internals were not captured");
+absl::Status CheckExample(const Tensor& captured, int64_t example) {
+  RETURN_IF_ERROR(captured.status());
+  if (example < 0 || example >= captured.dim(0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attention map: example ", example, " is not in the batch"));
   }
-  return absl::InvalidArgumentError(absl::StrCat("attention map: example ", example, " is not in the batch"));
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<LayerMap>> ComputeAllLayerMaps(const core::ParamTree& params, const ModelSpec& spec,
-                                                          const core::Tensor& tokens, int64_t example) {
+}  // namespace
+
+absl::StatusOr<LayerMap> Mamba1LayerMap(const LayerInternals& internals, int64_t example) {
+  RETURN_IF_ERROR(CheckExample(internals.mamba1.delta, example));
+  return Mamba1Map(internals.mamba1, example);
+}
+
+absl::StatusOr<LayerMap> Mamba2LayerMap(const LayerInternals& internals, int64_t example) {
+  RETURN_IF_ERROR(CheckExample(internals.mamba2.delta, example));
+  return Mamba2Map(internals.mamba2, example);
+}
+
+absl::StatusOr<LayerMap> SoftmaxAttentionLayerMap(const LayerInternals& internals, int64_t example) {
+  const AttentionInternals& a = internals.attention;
+  RETURN_IF_ERROR(CheckExample(a.q, example));
+  Tensor w = ops::CausalSoftmaxAttentionWeights(a.q, a.k, 1.0 / std::sqrt(double(a.q.dim(3))));
+  RETURN_IF_ERROR(w.status());
+  return AttentionMap(w, example);
+}
+
+absl::StatusOr<LayerMap> LinearAttentionLayerMap(const LayerInternals& internals, int64_t example) {
+  const AttentionInternals& a = internals.attention;
+  RETURN_IF_ERROR(CheckExample(a.q, example));
+  Tensor w = ops::CausalLinearAttentionWeights(a.q, a.k);
+  RETURN_IF_ERROR(w.status());
+  return AttentionMap(w, example);
+}
+
+absl::StatusOr<LayerMap> ComputeLayerMap(const ModelSpec& spec, const LayerInternals& internals,
+                                         int64_t example) {
+  const Mixer* mixer = FindMixer(internals.kind);
+  if (mixer == nullptr)
+    return absl::InvalidArgumentError("attention map: the layer's internals were not captured");
+  return mixer->map(internals, example);
+}
+
+absl::StatusOr<std::vector<LayerMap>> ComputeAllLayerMaps(const core::ParamTree& params,
+                                                          const ModelSpec& spec, const core::Tensor& tokens,
+                                                          int64_t example) {
   std::vector<LayerInternals> internals;
   Tensor logits = Apply(params, spec, tokens, &internals);
   RETURN_IF_ERROR(logits.status());

@@ -19,7 +19,8 @@ core::ParamTree ToDevice(const core::ParamTree& t, core::Device d) {
 }
 
 // |a - b| <= atol + rtol |b| elementwise, reporting the first violation.
-void ExpectClose(const core::Tensor& gpu, const core::Tensor& cpu, double atol, double rtol, const std::string& what) {
+void ExpectClose(const core::Tensor& gpu, const core::Tensor& cpu, double atol, double rtol,
+                 const std::string& what) {
   ASSERT_TRUE(gpu.ok()) << what << ": " << gpu.status();
   std::vector<float> a = gpu.ToVector<float>().value(), b = cpu.ToVector<float>().value();
   ASSERT_EQ(a.size(), b.size()) << what;
@@ -38,13 +39,15 @@ void CheckParity(const ModelSpec& spec) {
   core::Tensor mask = core::Uniform(core::Key::FromSeed(7), {3, 21}, 0, 1).value();
   auto run = [&](core::Device d) {
     core::ParamTree p = ToDevice(cpu_params, d);
-    core::Tensor tok = tokens.ToDevice(d).value(), tgt = targets.ToDevice(d).value(), m = mask.ToDevice(d).value();
+    core::Tensor tok = tokens.ToDevice(d).value(), tgt = targets.ToDevice(d).value(),
+                 m = mask.ToDevice(d).value();
     auto loss = [&](const core::ParamTree& q, absl::Span<const core::Tensor>) {
       return ops::MaskedCrossEntropy(Apply(q, spec, tok), tgt, m);
     };
     core::Tensor logits = Apply(p, spec, tok);
     core::ValueAndGradResult r = core::ValueAndGrad(loss)(p, {}).value();
-    return std::make_tuple(logits.ToDevice(core::Device::kCpu).value(), r.value.ToDevice(core::Device::kCpu).value(),
+    return std::make_tuple(logits.ToDevice(core::Device::kCpu).value(),
+                           r.value.ToDevice(core::Device::kCpu).value(),
                            ToDevice(r.grads, core::Device::kCpu));
   };
   auto [cpu_logits, cpu_loss, cpu_grads] = run(core::Device::kCpu);

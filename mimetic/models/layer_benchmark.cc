@@ -30,6 +30,7 @@
 #include "mimetic/core/jit.h"
 #include "mimetic/core/random.h"
 #include "mimetic/models/lm.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/elementwise.h"
 #include "mimetic/ops/reduce.h"
@@ -115,7 +116,7 @@ double Mamba1Flops(const Mamba1Dims& d, bool backward) {
 
 double Mamba2Flops(const Mamba2Dims& d, int64_t chunk, bool backward) {
   const double T = kBatch * kLength;
-  const double gemm = 2 * T * (d.D * d.in_proj_rows() + d.E * d.D);
+  const double gemm = 2 * T * (d.D * Mamba2InProjOf(d).rows() + d.E * d.D);
   double scan = 0;
   const double G = d.G, H = d.H, N = d.N, P = d.P;
   for (int64_t t0 = 0; t0 < kLength; t0 += chunk) {

@@ -1,5 +1,6 @@
 // PyTorch's default initializers, reproduced as pure functions of a Key (mamba_ssm builds its
-// layers with these before the model-level _init_weights pass; spec §1.2, §2.2, §1.6).
+// layers with these before the model-level _init_weights pass; mamba_ssm modules/mamba_simple.py,
+// modules/mamba2.py, models/mixer_seq_simple.py).
 //
 //   Tensor w = LinearWeight(FoldIn(key, path), /*out=*/2 * E, /*in=*/D);   // U(±1/sqrt(D))
 #ifndef MIMETIC_MODELS_LAYER_INIT_H_

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/random.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/elementwise.h"
@@ -32,13 +33,14 @@ Tensor ApplyNorm(const ModelSpec& spec, const ParamAccess& p, const Tensor& x) {
 
 }  // namespace
 
-int64_t NumResidualsPerLayer(const ModelSpec& spec) { return spec.d_intermediate() > 0 ? 2 : 1; }
-
 absl::StatusOr<core::ParamTree> Init(core::Key key, const ModelSpec& unresolved) {
   ASSIGN_OR_RETURN(ModelSpec spec, ResolveSpec(unresolved));
   const int64_t D = spec.d_model();
   const int64_t V = PaddedVocab(spec);
-  const int64_t divisor_sq = spec.rescale_prenorm_residual() ? NumResidualsPerLayer(spec) * spec.layers_size() : 0;
+  // out_proj and fc2 end divided by sqrt(n_layer): MixerModel's _init_weights pass divides by
+  // sqrt(n_residuals_per_layer * n_layer), but MambaLMHeadModel's pass runs last with the default
+  // n_residuals_per_layer = 1 and redraws them (mamba_ssm models/mixer_seq_simple.py).
+  const int64_t divisor_sq = spec.rescale_prenorm_residual() ? spec.layers_size() : 0;
   NamedTensors named;
   ASSIGN_OR_RETURN(Tensor emb, core::Normal(ParamKey(key, "embedding/weight"), {V, D}));
   named.emplace_back("embedding/weight", ops::MulScalar(emb, spec.initializer_range()));
@@ -47,22 +49,9 @@ absl::StatusOr<core::ParamTree> Init(core::Key key, const ModelSpec& unresolved)
     RETURN_IF_ERROR(AddNorm(spec, prefix + "norm/", &named));
     const LayerSpec& layer = spec.layers(i);
     const std::string mixer = prefix + "mixer/";
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1:
-        RETURN_IF_ERROR(InitMamba1(key, layer.mamba1(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kMamba2:
-        RETURN_IF_ERROR(InitMamba2(key, layer.mamba2(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kAttention:
-        RETURN_IF_ERROR(InitAttention(key, layer.attention(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::kLinearAttention:
-        RETURN_IF_ERROR(InitLinearAttention(key, layer.linear_attention(), D, divisor_sq, mixer, &named));
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer"));
-    }
+    const Mixer* kind = FindMixer(layer);
+    if (kind == nullptr) return absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer"));
+    RETURN_IF_ERROR(kind->init(key, layer, D, divisor_sq, mixer, &named));
     if (spec.d_intermediate() > 0) {
       // GatedMLP: fc1 (2 I, D) -> [y | gate] -> y * SiLU(gate) -> fc2 (D, I), no biases.
       RETURN_IF_ERROR(AddNorm(spec, prefix + "norm2/", &named));
@@ -98,28 +87,17 @@ core::Tensor Apply(const core::ParamTree& params, const ModelSpec& spec, const c
     const std::string mixer = prefix + "mixer/";
     LayerInternals* li = internals != nullptr ? &(*internals)[i] : nullptr;
     if (li != nullptr) li->kind = layer.mixer_case();
-    Tensor m;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1:
-        m = Mamba1Forward(params, mixer, layer.mamba1(), D, u, li ? &li->mamba1 : nullptr);
-        break;
-      case LayerSpec::kMamba2:
-        m = Mamba2Forward(params, mixer, layer.mamba2(), D, u, li ? &li->mamba2 : nullptr);
-        break;
-      case LayerSpec::kAttention:
-        m = AttentionForward(params, mixer, layer.attention(), D, u, li ? &li->attention : nullptr);
-        break;
-      case LayerSpec::kLinearAttention:
-        m = LinearAttentionForward(params, mixer, layer.linear_attention(), D, u, li ? &li->attention : nullptr);
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return Tensor::Error(absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer")));
+    const Mixer* kind = FindMixer(layer);
+    if (kind == nullptr) {
+      return Tensor::Error(absl::InvalidArgumentError(absl::StrCat("layers[", i, "] has no mixer")));
     }
+    Tensor m = kind->forward(params, mixer, layer, D, u, li);
     h = ops::Add(h, m);
     if (spec.d_intermediate() > 0) {
       ParamAccess mlp(params, prefix + "mlp/");
       Tensor v = ApplyNorm(spec, ParamAccess(params, prefix + "norm2/"), h);
-      std::vector<Tensor> yg = ops::Split(mlp.Linear(v, "fc1"), -1, {spec.d_intermediate(), spec.d_intermediate()});
+      std::vector<Tensor> yg =
+          ops::Split(mlp.Linear(v, "fc1"), -1, {spec.d_intermediate(), spec.d_intermediate()});
       h = ops::Add(h, mlp.Linear(ops::Mul(yg[0], ops::Silu(yg[1])), "fc2"));
     }
   }

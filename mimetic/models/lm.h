@@ -1,5 +1,6 @@
 // The language model: embedding -> n_layer pre-norm residual blocks (mixer, optional GatedMLP)
-// -> final norm -> LM head tied to the embedding (mamba_ssm MixerModel + MambaLMHeadModel, spec §1.6).
+// -> final norm -> LM head tied to the embedding (mamba_ssm MixerModel + MambaLMHeadModel, mamba_ssm
+// models/mixer_seq_simple.py).
 //
 //   ASSIGN_OR_RETURN(ModelSpec spec, ParseModelSpec("vocab_size: 30 d_model: 64 n_layer: 2 "
 //                                                   "default_layer { mamba2 { d_state: 16 headdim: 16 } }"));
@@ -24,9 +25,11 @@
 
 namespace mimetic::models {
 
-// mamba_ssm's default init for a resolved spec (ResolveSpec), including the model-level
-// _init_weights pass: embedding N(0, initializer_range^2), Linear biases zero, out_proj/fc2
-// rescaled by 1/sqrt(n_residuals_per_layer * n_layer). Each parameter's key is FoldIn(key, path).
+// What a mamba_ssm MambaLMHeadModel holds after construction, for a resolved spec (ResolveSpec):
+// the layers' PyTorch default init, then the model-level _init_weights passes: embedding
+// N(0, initializer_range^2), Linear biases zero, out_proj/fc2 divided by sqrt(n_layer) (the last
+// pass, MambaLMHeadModel's, uses n_residuals_per_layer = 1 with or without a GatedMLP; see
+// mamba_ssm models/mixer_seq_simple.py). Each parameter's key is FoldIn(key, path).
 absl::StatusOr<core::ParamTree> Init(core::Key key, const ModelSpec& spec);
 
 // What each layer's mixer computed internally (filled when requested), for attention maps.
@@ -45,9 +48,6 @@ core::Tensor Apply(const core::ParamTree& params, const ModelSpec& spec, const c
 // Apply with the error as a Status; also checks token range and the tree's structure up front.
 absl::StatusOr<core::Tensor> ApplyChecked(const core::ParamTree& params, const ModelSpec& spec,
                                           const core::Tensor& tokens);
-
-// 2 when blocks have a GatedMLP (d_intermediate > 0), else 1 (mamba_ssm n_residuals_per_layer).
-int64_t NumResidualsPerLayer(const ModelSpec& spec);
 
 }  // namespace mimetic::models
 

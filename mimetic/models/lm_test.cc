@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/random.h"
+#include "mimetic/models/mixers.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/models/test_specs.h"
 
@@ -40,18 +41,34 @@ TEST(SpecTest, OverridesBuildAHybrid) {
   EXPECT_EQ(PaddedVocab(s), 16);
 }
 
+// Every kind in the LayerSpec oneof has exactly one row in the mixer table, named as its field.
+TEST(MixersTest, EveryOneofCaseHasARowNamedAsItsField) {
+  const google::protobuf::OneofDescriptor* mixer = LayerSpec::descriptor()->FindOneofByName("mixer");
+  ASSERT_NE(mixer, nullptr);
+  EXPECT_EQ(Mixers().size(), static_cast<size_t>(mixer->field_count()));
+  for (int i = 0; i < mixer->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = mixer->field(i);
+    const Mixer* row = FindMixer(static_cast<LayerSpec::MixerCase>(field->number()));
+    ASSERT_NE(row, nullptr) << field->name();
+    EXPECT_EQ(row->name, field->name());
+  }
+  EXPECT_EQ(FindMixer(LayerSpec::MIXER_NOT_SET), nullptr);
+}
+
 TEST(SpecTest, BadFieldsAreNamed) {
-  EXPECT_THAT(ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 1 default_layer { mamba2 { headdim: 5 } }")
-                  .status()
-                  .message(),
-              HasSubstr("layers[0].mamba2.headdim = 5; expected a divisor of d_inner = expand * d_model = 32"));
+  EXPECT_THAT(
+      ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 1 default_layer { mamba2 { headdim: 5 } }")
+          .status()
+          .message(),
+      HasSubstr("layers[0].mamba2.headdim = 5; expected a divisor of d_inner = expand * d_model = 32"));
   EXPECT_THAT(ParseModelSpec("vocab_size: 10 d_model: 16 n_layer: 2 default_layer { mamba1 {} } "
                              "layer_overrides { index: 7 layer { attention {} } }")
                   .status()
                   .message(),
               HasSubstr("layer_overrides.index = 7"));
-  EXPECT_THAT(ParseModelSpec("vocab_size: 0 d_model: 16 n_layer: 1 default_layer { mamba1 {} }").status().message(),
-              HasSubstr("vocab_size = 0"));
+  EXPECT_THAT(
+      ParseModelSpec("vocab_size: 0 d_model: 16 n_layer: 1 default_layer { mamba1 {} }").status().message(),
+      HasSubstr("vocab_size = 0"));
   EXPECT_FALSE(ParseModelSpec("vocab_size: 10 no_such_field: 3").ok());
 }
 
@@ -78,7 +95,8 @@ TEST(InitTest, Mamba1ShapesNamesAndConstants) {
   EXPECT_NEAR(Std(Host(p, "embedding/weight")), 0.02, 0.002);
   // in_proj U(±1/8): std = 1/(8 sqrt 3); out_proj U(±1/sqrt(128)) / sqrt(4 layers).
   EXPECT_NEAR(Std(Host(p, "layers/0/mixer/in_proj/weight")), 1.0 / (8 * std::sqrt(3.0)), 0.003);
-  EXPECT_NEAR(Std(Host(p, "layers/0/mixer/out_proj/weight")), 1.0 / std::sqrt(128.0) / std::sqrt(3.0) / 2.0, 0.002);
+  EXPECT_NEAR(Std(Host(p, "layers/0/mixer/out_proj/weight")), 1.0 / std::sqrt(128.0) / std::sqrt(3.0) / 2.0,
+              0.002);
   // Conv bias is kept (not zeroed): U(±0.5).
   std::vector<float> cb = Host(p, "layers/0/mixer/conv1d/bias");
   EXPECT_GT(Std(cb), 0.2);
@@ -107,7 +125,9 @@ TEST(InitTest, DtBiasIsInverseSoftplusOfLogUniformDt) {
 }
 
 TEST(InitTest, Mamba2ShapesAndConstants) {
-  ModelSpec s = MustParse("vocab_size: 30 d_model: 64 n_layer: 2 default_layer { mamba2 { d_state: 16 headdim: 16 ngroups: 2 } }");
+  ModelSpec s = MustParse(
+      "vocab_size: 30 d_model: 64 n_layer: 2 default_layer { mamba2 { d_state: 16 headdim: 16 ngroups: 2 } "
+      "}");
   core::ParamTree p = Init(core::Key::FromSeed(2), s).value();
   // E = 128, H = 8, G = 2, N = 16: in_proj rows 2E + 2GN + H = 256 + 64 + 8.
   EXPECT_EQ(p.Get("layers/0/mixer/in_proj/weight")->shape(), (core::Shape{328, 64}));
@@ -119,6 +139,51 @@ TEST(InitTest, Mamba2ShapesAndConstants) {
     EXPECT_LE(a, std::log(16.f) + 1e-6f);
   }
   for (float w : Host(p, "layers/1/mixer/norm/weight")) EXPECT_EQ(w, 1.f);
+}
+
+// mamba_ssm's MambaLMHeadModel runs _init_weights twice (mixer_seq_simple.py): MixerModel's pass with
+// n_residuals_per_layer = 2 when there is an MLP, then the LM head model's pass with the default 1,
+// which redraws out_proj/fc2 and divides by sqrt(n_layer). The last pass wins, with or without MLP.
+TEST(InitTest, OutProjAndFc2AreRescaledBySqrtNLayerAsMambaLMHeadModelLeavesThem) {
+  for (const std::string mlp : {"", "d_intermediate: 128 "}) {
+    ModelSpec s = MustParse("vocab_size: 13 d_model: 16 n_layer: 4 " + mlp +
+                            "default_layer { mamba2 { d_state: 8 headdim: 8 } }");
+    const core::Key key = core::Key::FromSeed(5);
+    core::ParamTree p = Init(key, s).value();
+    std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> rescaled = {
+        {"layers/2/mixer/out_proj/weight", {16, 32}}};
+    if (!mlp.empty()) rescaled.push_back({"layers/2/mlp/fc2/weight", {16, 128}});
+    for (const auto& [path, shape] : rescaled) {
+      // The unscaled draw is nn.Linear's default init from the parameter's own key.
+      std::vector<float> draw =
+          LinearWeight(ParamKey(key, path), shape.first, shape.second).value().ToVector<float>().value();
+      std::vector<float> actual = Host(p, path);
+      ASSERT_EQ(actual.size(), draw.size()) << path;
+      for (size_t i = 0; i < draw.size(); ++i) {
+        ASSERT_FLOAT_EQ(actual[i], static_cast<float>(draw[i] / std::sqrt(4.0))) << mlp << path << " " << i;
+      }
+    }
+  }
+}
+
+// mamba_ssm's GatedMLP rounds hidden_features up to a multiple of multiple_of = 128 (modules/mlp.py),
+// so d_intermediate: 24 gives the same tensor shapes as there.
+TEST(InitTest, GatedMlpWidthIsRoundedUpToAMultipleOf128) {
+  ModelSpec s = MustParse(
+      "vocab_size: 13 d_model: 16 n_layer: 2 d_intermediate: 24 "
+      "default_layer { mamba2 { d_state: 8 headdim: 8 } }");
+  EXPECT_EQ(s.d_intermediate(), 128);
+  core::ParamTree p = Init(core::Key::FromSeed(0), s).value();
+  EXPECT_EQ(p.Get("layers/1/mlp/fc1/weight")->shape(), (core::Shape{256, 16}));
+  EXPECT_EQ(p.Get("layers/1/mlp/fc2/weight")->shape(), (core::Shape{16, 128}));
+  EXPECT_EQ(MustParse("vocab_size: 13 d_model: 16 n_layer: 1 d_intermediate: 129 "
+                      "default_layer { mamba2 { d_state: 8 headdim: 8 } }")
+                .d_intermediate(),
+            256);
+  EXPECT_EQ(MustParse("vocab_size: 13 d_model: 16 n_layer: 1 d_intermediate: 24 mlp_multiple_of: 1 "
+                      "default_layer { mamba2 { d_state: 8 headdim: 8 } }")
+                .d_intermediate(),
+            24);
 }
 
 TEST(InitTest, SameKeySameTreeAndLayersAreIndependent) {
@@ -149,6 +214,34 @@ TEST(ApplyTest, EveryMixerKindRuns) {
   }
 }
 
+// Regression: with conv_bias false the zero bias must cover all E + 2GN conv channels, not E.
+TEST(ApplyTest, Mamba2WithoutConvBiasEqualsAZeroConvBias) {
+  const std::string body =
+      "vocab_size: 13 d_model: 16 n_layer: 2 default_layer { mamba2 { d_state: 8 headdim: 8 "
+      "chunk_size: 4 conv_bias: ";
+  ModelSpec with_bias = MustParse(body + "true } }");
+  ModelSpec without_bias = MustParse(body + "false } }");
+  core::ParamTree p = Init(core::Key::FromSeed(0), with_bias).value();
+  for (int i = 0; i < 2; ++i) {
+    const std::string path = LayerPrefix(i) + "mixer/conv1d/bias";
+    std::vector<float> zeros(p.Get(path)->numel(), 0.f);
+    p = p.Replace(path, core::Tensor::FromHost<float>(p.Get(path)->shape(), zeros).value()).value();
+  }
+  // The same weights without the conv biases, which is the tree Init builds for conv_bias: false.
+  std::vector<std::pair<std::string, core::Tensor>> kept;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p.Paths()[i].find("conv1d/bias") == std::string::npos) kept.emplace_back(p.Paths()[i], p.Leaves()[i]);
+  }
+  core::ParamTree q = core::ParamTree::FromPairs(kept).value();
+  ASSERT_TRUE(q.SameStructure(Init(core::Key::FromSeed(0), without_bias).value()));
+  core::Tensor tokens = core::RandInt(core::Key::FromSeed(1), {2, 9}, 0, 13).value();
+  absl::StatusOr<core::Tensor> expected = ApplyChecked(p, with_bias, tokens);
+  absl::StatusOr<core::Tensor> actual = ApplyChecked(q, without_bias, tokens);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_TRUE(actual.ok()) << actual.status();
+  EXPECT_EQ(actual->ToVector<float>().value(), expected->ToVector<float>().value());
+}
+
 TEST(ApplyTest, BadInputsGiveStatuses) {
   ModelSpec s = testing::TinyMamba2();
   core::ParamTree p = Init(core::Key::FromSeed(0), s).value();
@@ -157,8 +250,9 @@ TEST(ApplyTest, BadInputsGiveStatuses) {
   core::Tensor f = core::Tensor::FromHost<float>({1, 2}, {1, 2}).value();
   EXPECT_THAT(ApplyChecked(p, s, f).status().message(), HasSubstr("expected i32"));
   core::ParamTree missing = p.Select("embedding/**");
-  EXPECT_THAT(ApplyChecked(missing, s, core::Tensor::FromHost<int32_t>({1, 1}, {1}).value()).status().message(),
-              HasSubstr("layers/0/norm/weight"));
+  EXPECT_THAT(
+      ApplyChecked(missing, s, core::Tensor::FromHost<int32_t>({1, 1}, {1}).value()).status().message(),
+      HasSubstr("layers/0/norm/weight"));
 }
 
 }  // namespace

@@ -13,6 +13,20 @@
 
 namespace mimetic::models {
 
+absl::Status ValidateMamba1(const Mamba1Spec& s, const std::string& at, int64_t /*d_model*/) {
+  if (s.d_state() < 1) return BadSpecField(at + "mamba1.d_state", absl::StrCat(s.d_state()), ">= 1");
+  if (s.d_conv() < 1) return BadSpecField(at + "mamba1.d_conv", absl::StrCat(s.d_conv()), ">= 1");
+  if (s.expand() < 1) return BadSpecField(at + "mamba1.expand", absl::StrCat(s.expand()), ">= 1");
+  if (s.dt_rank() < 0)
+    return BadSpecField(at + "mamba1.dt_rank", absl::StrCat(s.dt_rank()), ">= 0 (0 = auto)");
+  if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
+    return BadSpecField(at + "mamba1.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
+                        "0 < dt_min <= dt_max");
+  }
+  if (s.scan_chunk() < 1) return BadSpecField(at + "mamba1.scan_chunk", absl::StrCat(s.scan_chunk()), ">= 1");
+  return absl::OkStatus();
+}
+
 absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out) {
   const Mamba1Dims d = Mamba1DimsOf(s, d_model);
@@ -25,11 +39,12 @@ absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t o
   }
   // nn.Conv1d(groups=E): fan_in = K, so weight and bias ~ U(±1/sqrt(K)); the bias is not re-zeroed.
   const double conv_bound = 1.0 / std::sqrt(static_cast<double>(d.K));
-  ASSIGN_OR_RETURN(Tensor conv_w, UniformTensor(ParamKey(key, path("conv1d/weight")), {d.E, 1, d.K}, -conv_bound,
-                                                conv_bound));
+  ASSIGN_OR_RETURN(Tensor conv_w, UniformTensor(ParamKey(key, path("conv1d/weight")), {d.E, 1, d.K},
+                                                -conv_bound, conv_bound));
   out->emplace_back(path("conv1d/weight"), conv_w);
   if (s.conv_bias()) {
-    ASSIGN_OR_RETURN(Tensor conv_b, UniformTensor(ParamKey(key, path("conv1d/bias")), {d.E}, -conv_bound, conv_bound));
+    ASSIGN_OR_RETURN(Tensor conv_b,
+                     UniformTensor(ParamKey(key, path("conv1d/bias")), {d.E}, -conv_bound, conv_bound));
     out->emplace_back(path("conv1d/bias"), conv_b);
   }
   ASSIGN_OR_RETURN(Tensor x_proj, LinearWeight(ParamKey(key, path("x_proj/weight")), d.R + 2 * d.N, d.E));
@@ -43,13 +58,14 @@ absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t o
     ASSIGN_OR_RETURN(dt_w, ConstantTensor({d.E, d.R}, static_cast<float>(dt_std)));
   }
   out->emplace_back(path("dt_proj/weight"), dt_w);
-  ASSIGN_OR_RETURN(Tensor dt_b,
-                   DtBias(ParamKey(key, path("dt_proj/bias")), d.E, s.dt_min(), s.dt_max(), s.dt_init_floor()));
+  ASSIGN_OR_RETURN(Tensor dt_b, DtBias(ParamKey(key, path("dt_proj/bias")), d.E, s.dt_min(), s.dt_max(),
+                                       s.dt_init_floor()));
   out->emplace_back(path("dt_proj/bias"), dt_b);
   // S4D-real: A_log[d, n] = ln(n + 1), the same for every channel.
   std::vector<float> a_log(d.E * d.N);
   for (int64_t e = 0; e < d.E; ++e) {
-    for (int64_t n = 0; n < d.N; ++n) a_log[e * d.N + n] = static_cast<float>(std::log(static_cast<double>(n + 1)));
+    for (int64_t n = 0; n < d.N; ++n)
+      a_log[e * d.N + n] = static_cast<float>(std::log(static_cast<double>(n + 1)));
   }
   ASSIGN_OR_RETURN(Tensor a, Tensor::FromHost<float>({d.E, d.N}, a_log));
   out->emplace_back(path("A_log"), a);
@@ -57,7 +73,8 @@ absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t o
   out->emplace_back(path("D"), dskip);
   // _init_weights: out_proj.weight re-drawn kaiming_uniform then divided by sqrt(n_residuals * n_layer).
   ASSIGN_OR_RETURN(Tensor out_w, LinearWeight(ParamKey(key, path("out_proj/weight")), d.D, d.E));
-  if (out_proj_divisor_sq > 0) out_w = ops::MulScalar(out_w, 1.0 / std::sqrt(static_cast<double>(out_proj_divisor_sq)));
+  if (out_proj_divisor_sq > 0)
+    out_w = ops::MulScalar(out_w, 1.0 / std::sqrt(static_cast<double>(out_proj_divisor_sq)));
   RETURN_IF_ERROR(out_w.status());
   out->emplace_back(path("out_proj/weight"), out_w);
   if (s.bias()) {
@@ -67,8 +84,8 @@ absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t o
   return absl::OkStatus();
 }
 
-Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, const Mamba1Spec& s, int64_t d_model,
-                     const Tensor& u, Mamba1Internals* internals) {
+Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, const Mamba1Spec& s,
+                     int64_t d_model, const Tensor& u, Mamba1Internals* internals) {
   const Mamba1Dims d = Mamba1DimsOf(s, d_model);
   ParamAccess p(params, prefix);
   // (B, L, 2E) = u @ in_proj^T
@@ -79,14 +96,14 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
   Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {d.E, d.K});
   Tensor conv_b = s.conv_bias() ? p.Get("conv1d/bias") : ops::ZerosLike(p.Get("D"));
   Tensor conv = ops::CausalConv1d(x, conv_w, conv_b);
-  Tensor xc = ops::Silu(conv);                                   // (B, L, E)
+  Tensor xc = ops::Silu(conv);                                          // (B, L, E)
   Tensor x_dbl = ops::MatMul(xc, p.Get("x_proj/weight"), false, true);  // (B, L, R + 2N)
   std::vector<Tensor> dbc = ops::Split(x_dbl, -1, {d.R, d.N, d.N});
   Tensor dt = ops::MatMul(dbc[0], p.Get("dt_proj/weight"), false, true);  // (B, L, E), bias in the scan
   // A = -exp(s * A_log); s = 1 (mamba_ssm) or -c (mimetic A≈1, paper §3).
   Tensor A = ops::Neg(ops::Exp(ops::MulScalar(p.Get("A_log"), s.a_log_scale())));  // (E, N)
-  ops::SelectiveScanResult scan =
-      ops::SelectiveScan(xc, dt, A, dbc[1], dbc[2], p.Get("D"), z, p.Get("dt_proj/bias"), /*delta_softplus=*/true);
+  ops::SelectiveScanResult scan = ops::SelectiveScan(xc, dt, A, dbc[1], dbc[2], p.Get("D"), z,
+                                                     p.Get("dt_proj/bias"), /*delta_softplus=*/true);
   if (internals != nullptr) {
     internals->xc = xc;
     internals->delta = ops::Softplus(ops::Add(dt, p.Get("dt_proj/bias")));

@@ -1,4 +1,5 @@
-// The Mamba 1 mixer (mamba_ssm/modules/mamba_simple.py; spec §1): in_proj -> causal depthwise conv
+// The Mamba 1 mixer (mamba_ssm modules/mamba_simple.py; rows in proj_layout.h): in_proj -> causal depthwise
+// conv
 // -> SiLU -> x_proj (dt_low | B | C) -> dt_proj + softplus -> selective scan -> y * SiLU(z) -> out_proj.
 //
 // Parameters under `prefix` ("layers/3/mixer/"), named as mamba_ssm's checkpoints:
@@ -17,17 +18,20 @@
 namespace mimetic::models {
 
 // mamba_ssm's defaults after the model-level _init_weights pass: out_proj re-drawn and divided by
-// sqrt(n_residuals_per_layer * n_layer); Linear biases (none here) zero; conv bias kept.
+// out_proj_divisor_sq (n_layer, see lm.h); Linear biases (none here) zero; conv bias kept.
+// Checks the spec's fields; errors name "<at>mamba1.<field>" (spec.h BadSpecField).
+absl::Status ValidateMamba1(const Mamba1Spec& s, const std::string& at, int64_t d_model);
+
 absl::Status InitMamba1(Key key, const Mamba1Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out);
 
-// What the scan saw, for attention maps and init tests (spec §7.1).
+// What the scan saw, for attention maps and init tests (paper Eq. 8; attention_maps.h).
 struct Mamba1Internals {
-  Tensor xc;     // (B, L, E) scan input after conv + SiLU
-  Tensor delta;  // (B, L, E) after softplus(dt + bias)
-  Tensor A;      // (E, N)
-  Tensor Bm;     // (B, L, N)
-  Tensor Cm;     // (B, L, N)
+  Tensor xc;        // (B, L, E) scan input after conv + SiLU
+  Tensor delta;     // (B, L, E) after softplus(dt + bias)
+  Tensor A;         // (E, N)
+  Tensor Bm;        // (B, L, N)
+  Tensor Cm;        // (B, L, N)
   Tensor conv_in;   // (B, L, E) conv input
   Tensor conv_out;  // (B, L, E) conv output before SiLU
 };

@@ -1,4 +1,5 @@
-// The Mamba 2 mixer (mamba_ssm/modules/mamba2.py; spec §2): one in_proj giving [z | x | B | C | dt]
+// The Mamba 2 mixer (mamba_ssm modules/mamba2.py; rows in proj_layout.h): one in_proj giving [z | x | B | C |
+// dt]
 // -> causal depthwise conv over the xBC channels -> SiLU -> SSD with scalar A per head + D skip
 // -> gated RMSNorm RMS(y * SiLU(z)) * w (norm_before_gate=False) -> out_proj.
 //
@@ -17,15 +18,18 @@
 
 namespace mimetic::models {
 
+// Checks the spec's fields; errors name "<at>mamba2.<field>" (spec.h BadSpecField).
+absl::Status ValidateMamba2(const Mamba2Spec& s, const std::string& at, int64_t d_model);
+
 absl::Status InitMamba2(Key key, const Mamba2Spec& s, int64_t d_model, int64_t out_proj_divisor_sq,
                         const std::string& prefix, NamedTensors* out);
 
 struct Mamba2Internals {
-  Tensor x;       // (B, L, H, P) scan input
-  Tensor delta;   // (B, L, H) softplus(dt + dt_bias)
-  Tensor A;       // (H)
-  Tensor Bm;      // (B, L, G, N)
-  Tensor Cm;      // (B, L, G, N)
+  Tensor x;         // (B, L, H, P) scan input
+  Tensor delta;     // (B, L, H) softplus(dt + dt_bias)
+  Tensor A;         // (H)
+  Tensor Bm;        // (B, L, G, N)
+  Tensor Cm;        // (B, L, G, N)
   Tensor conv_in;   // (B, L, E + 2GN)
   Tensor conv_out;  // (B, L, E + 2GN) before SiLU
 };

@@ -15,7 +15,8 @@ namespace mimetic::models {
 
 class ParamAccess {
  public:
-  ParamAccess(const core::ParamTree& params, std::string prefix) : params_(params), prefix_(std::move(prefix)) {}
+  ParamAccess(const core::ParamTree& params, std::string prefix)
+      : params_(params), prefix_(std::move(prefix)) {}
   // The tensor at prefix + name, or an error tensor naming the missing path.
   core::Tensor Get(const std::string& name) const;
   bool Has(const std::string& name) const { return params_.Contains(prefix_ + name); }

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/models/mixers.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::models {
@@ -45,10 +47,12 @@ std::vector<float> Linear(const std::vector<float>& x, int64_t B, int64_t in, co
 }
 
 absl::StatusOr<std::vector<float>> LinearNamed(const HostParams& p, const std::string& name,
-                                               const std::vector<float>& x, int64_t B, int64_t in, int64_t out) {
+                                               const std::vector<float>& x, int64_t B, int64_t in,
+                                               int64_t out) {
   ASSIGN_OR_RETURN(std::vector<float> w, p.Get(name + "/weight"));
   if (static_cast<int64_t>(w.size()) != in * out) {
-    return absl::InvalidArgumentError(absl::StrCat(name, "/weight has ", w.size(), " values; expected ", out, "x", in));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "/weight has ", w.size(), " values; expected ", out, "x", in));
   }
   std::vector<float> bias;
   if (p.Has(name + "/bias")) {
@@ -57,8 +61,8 @@ absl::StatusOr<std::vector<float>> LinearNamed(const HostParams& p, const std::s
   return Linear(x, B, in, w, out, bias.empty() ? nullptr : &bias);
 }
 
-absl::StatusOr<std::vector<float>> Norm(const ModelSpec& spec, const HostParams& p, const std::vector<float>& x,
-                                        int64_t B, int64_t D) {
+absl::StatusOr<std::vector<float>> Norm(const ModelSpec& spec, const HostParams& p,
+                                        const std::vector<float>& x, int64_t B, int64_t D) {
   ASSIGN_OR_RETURN(std::vector<float> w, p.Get("weight"));
   std::vector<float> bias;
   if (spec.norm() == LAYER_NORM) {
@@ -85,8 +89,9 @@ absl::StatusOr<std::vector<float>> Norm(const ModelSpec& spec, const HostParams&
 }
 
 // Pushes x (B, C) into the ring buffer (B, C, K) and returns the conv output (B, C) (no activation).
-std::vector<float> ConvStep(std::vector<float>* buf, const std::vector<float>& x, int64_t B, int64_t C, int64_t K,
-                            const std::vector<float>& w /* (C, K) */, const std::vector<float>& bias) {
+std::vector<float> ConvStep(std::vector<float>* buf, const std::vector<float>& x, int64_t B, int64_t C,
+                            int64_t K, const std::vector<float>& w /* (C, K) */,
+                            const std::vector<float>& bias) {
   std::vector<float> y(B * C);
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t c = 0; c < C; ++c) {
@@ -101,14 +106,15 @@ std::vector<float> ConvStep(std::vector<float>* buf, const std::vector<float>& x
   return y;
 }
 
-absl::StatusOr<std::vector<float>> Mamba1Step(const HostParams& p, const Mamba1Spec& s, int64_t D,
-                                              const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> Mamba1HostStep(const HostParams& p, const Mamba1Spec& s, int64_t D,
+                                                  const std::vector<float>& u, int64_t B, LayerState* st) {
   const Mamba1Dims d = Mamba1DimsOf(s, D);
-  ASSIGN_OR_RETURN(std::vector<float> xz, LinearNamed(p, "in_proj", u, B, D, 2 * d.E));
+  const Mamba1InProj rows = Mamba1InProjOf(d);
+  ASSIGN_OR_RETURN(std::vector<float> xz, LinearNamed(p, "in_proj", u, B, D, rows.rows()));
   std::vector<float> x(B * d.E), z(B * d.E);
   for (int64_t b = 0; b < B; ++b) {
-    std::copy_n(xz.begin() + b * 2 * d.E, d.E, x.begin() + b * d.E);
-    std::copy_n(xz.begin() + b * 2 * d.E + d.E, d.E, z.begin() + b * d.E);
+    std::copy_n(xz.begin() + b * rows.rows() + rows.x.begin, d.E, x.begin() + b * d.E);
+    std::copy_n(xz.begin() + b * rows.rows() + rows.z.begin, d.E, z.begin() + b * d.E);
   }
   ASSIGN_OR_RETURN(std::vector<float> cw, p.Get("conv1d/weight"));
   std::vector<float> cb;
@@ -117,17 +123,17 @@ absl::StatusOr<std::vector<float>> Mamba1Step(const HostParams& p, const Mamba1S
   }
   std::vector<float> xc = ConvStep(&st->conv, x, B, d.E, d.K, cw, cb);
   for (float& v : xc) v = static_cast<float>(Silu(v));
-  ASSIGN_OR_RETURN(std::vector<float> xdbl, LinearNamed(p, "x_proj", xc, B, d.E, d.R + 2 * d.N));
+  const Mamba1XProj xrows = Mamba1XProjOf(d);
+  ASSIGN_OR_RETURN(std::vector<float> xdbl, LinearNamed(p, "x_proj", xc, B, d.E, xrows.rows()));
   ASSIGN_OR_RETURN(std::vector<float> dtw, p.Get("dt_proj/weight"));
   ASSIGN_OR_RETURN(std::vector<float> dtb, p.Get("dt_proj/bias"));
   ASSIGN_OR_RETURN(std::vector<float> a_log, p.Get("A_log"));
   ASSIGN_OR_RETURN(std::vector<float> dskip, p.Get("D"));
   std::vector<float> y(B * d.E);
-  const int64_t W = d.R + 2 * d.N;
   for (int64_t b = 0; b < B; ++b) {
-    const float* dt_low = xdbl.data() + b * W;
-    const float* bm = dt_low + d.R;
-    const float* cm = bm + d.N;
+    const float* dt_low = xdbl.data() + b * xrows.rows() + xrows.dt.begin;
+    const float* bm = xdbl.data() + b * xrows.rows() + xrows.B.begin;
+    const float* cm = xdbl.data() + b * xrows.rows() + xrows.C.begin;
     for (int64_t e = 0; e < d.E; ++e) {
       double pre = dtb[e];
       for (int64_t r = 0; r < d.R; ++r) pre += double(dt_low[r]) * dtw[e * d.R + r];
@@ -146,13 +152,15 @@ absl::StatusOr<std::vector<float>> Mamba1Step(const HostParams& p, const Mamba1S
   return LinearNamed(p, "out_proj", y, B, d.E, D);
 }
 
-absl::StatusOr<std::vector<float>> Mamba2Step(const HostParams& p, const Mamba2Spec& s, int64_t D,
-                                              const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> Mamba2HostStep(const HostParams& p, const Mamba2Spec& s, int64_t D,
+                                                  const std::vector<float>& u, int64_t B, LayerState* st) {
   const Mamba2Dims d = Mamba2DimsOf(s, D);
-  const int64_t rows = d.in_proj_rows(), C = d.conv_dim();
+  const Mamba2InProj in = Mamba2InProjOf(d);
+  const int64_t rows = in.rows(), C = in.xBC().size;
   ASSIGN_OR_RETURN(std::vector<float> all, LinearNamed(p, "in_proj", u, B, D, rows));
   std::vector<float> xbc(B * C);
-  for (int64_t b = 0; b < B; ++b) std::copy_n(all.begin() + b * rows + d.E, C, xbc.begin() + b * C);
+  for (int64_t b = 0; b < B; ++b)
+    std::copy_n(all.begin() + b * rows + in.xBC().begin, C, xbc.begin() + b * C);
   ASSIGN_OR_RETURN(std::vector<float> cw, p.Get("conv1d/weight"));
   std::vector<float> cb;
   if (s.conv_bias()) {
@@ -166,11 +174,12 @@ absl::StatusOr<std::vector<float>> Mamba2Step(const HostParams& p, const Mamba2S
   ASSIGN_OR_RETURN(std::vector<float> nw, p.Get("norm/weight"));
   std::vector<float> y(B * d.E);
   for (int64_t b = 0; b < B; ++b) {
-    const float* z = all.data() + b * rows;
-    const float* dt = z + d.E + C;
-    const float* x = conv.data() + b * C;
-    const float* bm = x + d.E;
-    const float* cm = bm + d.G * d.N;
+    const float* z = all.data() + b * rows + in.z.begin;
+    const float* dt = all.data() + b * rows + in.dt.begin;
+    // The conv output keeps the in_proj order [x | B | C], offset by where xBC starts.
+    const float* x = conv.data() + b * C + (in.x.begin - in.xBC().begin);
+    const float* bm = conv.data() + b * C + (in.B.begin - in.xBC().begin);
+    const float* cm = conv.data() + b * C + (in.C.begin - in.xBC().begin);
     for (int64_t h = 0; h < d.H; ++h) {
       const int64_t g = h / (d.H / d.G);
       const double delta = Softplus(double(dt[h]) + dt_bias[h]);
@@ -197,14 +206,15 @@ absl::StatusOr<std::vector<float>> Mamba2Step(const HostParams& p, const Mamba2S
         ms += n[i] * n[i];
       }
       const double inv = 1.0 / std::sqrt(ms / gs + s.norm_eps());
-      for (int64_t i = 0; i < gs; ++i) y[b * d.E + g * gs + i] = static_cast<float>(n[i] * inv * nw[g * gs + i]);
+      for (int64_t i = 0; i < gs; ++i)
+        y[b * d.E + g * gs + i] = static_cast<float>(n[i] * inv * nw[g * gs + i]);
     }
   }
   return LinearNamed(p, "out_proj", y, B, d.E, D);
 }
 
-absl::StatusOr<std::vector<float>> AttentionStep(const HostParams& p, const AttentionSpec& s, int64_t D,
-                                                 const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> AttentionHostStep(const HostParams& p, const AttentionSpec& s, int64_t D,
+                                                     const std::vector<float>& u, int64_t B, LayerState* st) {
   const AttentionDims d = AttentionDimsOf(s, D);
   const int64_t HP = d.H * d.P;
   ASSIGN_OR_RETURN(std::vector<float> qkv, LinearNamed(p, "in_proj", u, B, D, 3 * HP));
@@ -245,8 +255,9 @@ absl::StatusOr<std::vector<float>> AttentionStep(const HostParams& p, const Atte
   return LinearNamed(p, "out_proj", o, B, HP, D);
 }
 
-absl::StatusOr<std::vector<float>> LinearAttentionStep(const HostParams& p, const LinearAttentionSpec& s, int64_t D,
-                                                       const std::vector<float>& u, int64_t B, LayerState* st) {
+absl::StatusOr<std::vector<float>> LinearAttentionHostStep(const HostParams& p, const LinearAttentionSpec& s,
+                                                           int64_t D, const std::vector<float>& u, int64_t B,
+                                                           LayerState* st) {
   const AttentionDims d = LinearAttentionDimsOf(s, D);
   const int64_t HP = d.H * d.P;
   ASSIGN_OR_RETURN(std::vector<float> q, LinearNamed(p, "q_proj", u, B, D, HP));
@@ -272,36 +283,62 @@ absl::StatusOr<std::vector<float>> LinearAttentionStep(const HostParams& p, cons
 
 }  // namespace
 
+void Mamba1InitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const Mamba1Dims d = Mamba1DimsOf(layer.mamba1(), d_model);
+  state->conv.assign(batch * d.E * d.K, 0.f);
+  state->ssm.assign(batch * d.E * d.N, 0.f);
+}
+
+void Mamba2InitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const Mamba2Dims d = Mamba2DimsOf(layer.mamba2(), d_model);
+  state->conv.assign(batch * Mamba2InProjOf(d).xBC().size * d.K, 0.f);
+  state->ssm.assign(batch * d.H * d.P * d.N, 0.f);
+}
+
+void AttentionInitState(const LayerSpec&, int64_t, int64_t, LayerState*) {}  // the KV cache grows per step
+
+void LinearAttentionInitState(const LayerSpec& layer, int64_t d_model, int64_t batch, LayerState* state) {
+  const AttentionDims d = LinearAttentionDimsOf(layer.linear_attention(), d_model);
+  state->ssm.assign(batch * d.H * d.P * d.P, 0.f);
+}
+
+absl::StatusOr<std::vector<float>> Mamba1Step(const core::ParamTree& params, const std::string& prefix,
+                                              const LayerSpec& layer, int64_t d_model,
+                                              const std::vector<float>& u, int64_t batch, LayerState* state) {
+  return Mamba1HostStep(HostParams(params, prefix), layer.mamba1(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> Mamba2Step(const core::ParamTree& params, const std::string& prefix,
+                                              const LayerSpec& layer, int64_t d_model,
+                                              const std::vector<float>& u, int64_t batch, LayerState* state) {
+  return Mamba2HostStep(HostParams(params, prefix), layer.mamba2(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> AttentionStep(const core::ParamTree& params, const std::string& prefix,
+                                                 const LayerSpec& layer, int64_t d_model,
+                                                 const std::vector<float>& u, int64_t batch,
+                                                 LayerState* state) {
+  return AttentionHostStep(HostParams(params, prefix), layer.attention(), d_model, u, batch, state);
+}
+
+absl::StatusOr<std::vector<float>> LinearAttentionStep(const core::ParamTree& params,
+                                                       const std::string& prefix, const LayerSpec& layer,
+                                                       int64_t d_model, const std::vector<float>& u,
+                                                       int64_t batch, LayerState* state) {
+  return LinearAttentionHostStep(HostParams(params, prefix), layer.linear_attention(), d_model, u, batch,
+                                 state);
+}
+
 absl::StatusOr<RecurrentState> InitRecurrentState(const ModelSpec& spec, int64_t batch) {
-  if (batch < 1) return absl::InvalidArgumentError(absl::StrCat("recurrent batch ", batch, "; expected >= 1"));
+  if (batch < 1)
+    return absl::InvalidArgumentError(absl::StrCat("recurrent batch ", batch, "; expected >= 1"));
   RecurrentState state;
   state.batch = batch;
-  const int64_t D = spec.d_model();
   for (const LayerSpec& layer : spec.layers()) {
+    const Mixer* mixer = FindMixer(layer);
+    if (mixer == nullptr) return absl::InvalidArgumentError("recurrent state: a layer has no mixer");
     LayerState ls;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1: {
-        Mamba1Dims d = Mamba1DimsOf(layer.mamba1(), D);
-        ls.conv.assign(batch * d.E * d.K, 0.f);
-        ls.ssm.assign(batch * d.E * d.N, 0.f);
-        break;
-      }
-      case LayerSpec::kMamba2: {
-        Mamba2Dims d = Mamba2DimsOf(layer.mamba2(), D);
-        ls.conv.assign(batch * d.conv_dim() * d.K, 0.f);
-        ls.ssm.assign(batch * d.H * d.P * d.N, 0.f);
-        break;
-      }
-      case LayerSpec::kLinearAttention: {
-        AttentionDims d = LinearAttentionDimsOf(layer.linear_attention(), D);
-        ls.ssm.assign(batch * d.H * d.P * d.P, 0.f);
-        break;
-      }
-      case LayerSpec::kAttention:
-        break;
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError("recurrent state: a layer has no mixer");
-    }
+    mixer->init_state(layer, spec.d_model(), batch, &ls);
     state.layers.push_back(std::move(ls));
   }
   return state;
@@ -328,30 +365,11 @@ absl::StatusOr<std::vector<float>> Step(const core::ParamTree& params, const Mod
   for (int i = 0; i < spec.layers_size(); ++i) {
     const std::string prefix = LayerPrefix(i);
     ASSIGN_OR_RETURN(std::vector<float> u, Norm(spec, HostParams(params, prefix + "norm/"), h, B, D));
-    HostParams mixer(params, prefix + "mixer/");
     LayerState* ls = &state->layers[i];
     const LayerSpec& layer = spec.layers(i);
-    std::vector<float> m;
-    switch (layer.mixer_case()) {
-      case LayerSpec::kMamba1: {
-        ASSIGN_OR_RETURN(m, Mamba1Step(mixer, layer.mamba1(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kMamba2: {
-        ASSIGN_OR_RETURN(m, Mamba2Step(mixer, layer.mamba2(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kAttention: {
-        ASSIGN_OR_RETURN(m, AttentionStep(mixer, layer.attention(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::kLinearAttention: {
-        ASSIGN_OR_RETURN(m, LinearAttentionStep(mixer, layer.linear_attention(), D, u, B, ls));
-        break;
-      }
-      case LayerSpec::MIXER_NOT_SET:
-        return absl::InvalidArgumentError("Step: a layer has no mixer");
-    }
+    const Mixer* mixer = FindMixer(layer);
+    if (mixer == nullptr) return absl::InvalidArgumentError("Step: a layer has no mixer");
+    ASSIGN_OR_RETURN(std::vector<float> m, mixer->step(params, prefix + "mixer/", layer, D, u, B, ls));
     ++ls->steps;
     for (int64_t k = 0; k < B * D; ++k) h[k] += m[k];
     if (spec.d_intermediate() > 0) {
@@ -361,14 +379,16 @@ absl::StatusOr<std::vector<float>> Step(const core::ParamTree& params, const Mod
       ASSIGN_OR_RETURN(std::vector<float> yg, LinearNamed(mlp, "fc1", v, B, D, 2 * I));
       std::vector<float> act(B * I);
       for (int64_t b = 0; b < B; ++b) {
-        for (int64_t k = 0; k < I; ++k) act[b * I + k] = static_cast<float>(yg[b * 2 * I + k] * Silu(yg[b * 2 * I + I + k]));
+        for (int64_t k = 0; k < I; ++k)
+          act[b * I + k] = static_cast<float>(yg[b * 2 * I + k] * Silu(yg[b * 2 * I + I + k]));
       }
       ASSIGN_OR_RETURN(std::vector<float> o, LinearNamed(mlp, "fc2", act, B, I, D));
       for (int64_t k = 0; k < B * D; ++k) h[k] += o[k];
     }
   }
   ASSIGN_OR_RETURN(std::vector<float> hf, Norm(spec, HostParams(params, "norm_f/"), h, B, D));
-  ASSIGN_OR_RETURN(std::vector<float> head, top.Get(spec.tie_embeddings() ? "embedding/weight" : "lm_head/weight"));
+  ASSIGN_OR_RETURN(std::vector<float> head,
+                   top.Get(spec.tie_embeddings() ? "embedding/weight" : "lm_head/weight"));
   return Linear(hf, B, D, head, V, nullptr);
 }
 
@@ -383,7 +403,8 @@ absl::StatusOr<std::vector<int32_t>> GreedyGenerate(const core::ParamTree& param
   }
   std::vector<int32_t> out;
   while (static_cast<int64_t>(out.size()) < max_new) {
-    const int32_t next = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const int32_t next =
+        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(next);
     if (next == stop_token) break;
     ASSIGN_OR_RETURN(logits, Step(params, spec, {next}, &state));

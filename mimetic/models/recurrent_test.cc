@@ -25,7 +25,8 @@ void ExpectStepEqualsForward(const ModelSpec& spec) {
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t v = 0; v < V; ++v) {
         const float want = full[(b * L + t) * V + v];
-        ASSERT_NEAR(step[b * V + v], want, 1e-4 + 1e-4 * std::abs(want)) << "b=" << b << " t=" << t << " v=" << v;
+        ASSERT_NEAR(step[b * V + v], want, 1e-4 + 1e-4 * std::abs(want))
+            << "b=" << b << " t=" << t << " v=" << v;
       }
     }
   }

@@ -3,78 +3,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/models/mixers.h"
 
 namespace mimetic::models {
 namespace {
 
 absl::Status Bad(const std::string& field, const std::string& value, const std::string& expected) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("model spec: ", field, " = ", value, "; expected ", expected));
+  return BadSpecField(field, value, expected);
 }
 
 absl::Status ValidateLayer(const LayerSpec& layer, int i, int64_t d_model) {
   const std::string at = absl::StrCat("layers[", i, "].");
-  switch (layer.mixer_case()) {
-    case LayerSpec::kMamba1: {
-      const Mamba1Spec& s = layer.mamba1();
-      if (s.d_state() < 1) return Bad(at + "mamba1.d_state", absl::StrCat(s.d_state()), ">= 1");
-      if (s.d_conv() < 1) return Bad(at + "mamba1.d_conv", absl::StrCat(s.d_conv()), ">= 1");
-      if (s.expand() < 1) return Bad(at + "mamba1.expand", absl::StrCat(s.expand()), ">= 1");
-      if (s.dt_rank() < 0) return Bad(at + "mamba1.dt_rank", absl::StrCat(s.dt_rank()), ">= 0 (0 = auto)");
-      if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
-        return Bad(at + "mamba1.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
-                   "0 < dt_min <= dt_max");
-      }
-      if (s.scan_chunk() < 1) return Bad(at + "mamba1.scan_chunk", absl::StrCat(s.scan_chunk()), ">= 1");
-      return absl::OkStatus();
-    }
-    case LayerSpec::kMamba2: {
-      const Mamba2Spec& s = layer.mamba2();
-      if (s.d_state() < 1) return Bad(at + "mamba2.d_state", absl::StrCat(s.d_state()), ">= 1");
-      if (s.d_conv() < 1) return Bad(at + "mamba2.d_conv", absl::StrCat(s.d_conv()), ">= 1");
-      if (s.expand() < 1) return Bad(at + "mamba2.expand", absl::StrCat(s.expand()), ">= 1");
-      const int64_t e = s.expand() * d_model;
-      if (s.headdim() < 1 || e % s.headdim() != 0) {
-        return Bad(at + "mamba2.headdim", absl::StrCat(s.headdim()),
-                   absl::StrCat("a divisor of d_inner = expand * d_model = ", e));
-      }
-      const int64_t h = e / s.headdim();
-      if (s.ngroups() < 1 || h % s.ngroups() != 0) {
-        return Bad(at + "mamba2.ngroups", absl::StrCat(s.ngroups()),
-                   absl::StrCat("a divisor of the head count ", h));
-      }
-      if (!(s.a_init_min() > 0 && s.a_init_min() <= s.a_init_max())) {
-        return Bad(at + "mamba2.a_init_min/a_init_max", absl::StrCat(s.a_init_min(), "/", s.a_init_max()),
-                   "0 < min <= max");
-      }
-      if (!(s.dt_min() > 0 && s.dt_min() <= s.dt_max())) {
-        return Bad(at + "mamba2.dt_min/dt_max", absl::StrCat(s.dt_min(), "/", s.dt_max()),
-                   "0 < dt_min <= dt_max");
-      }
-      if (s.chunk_size() < 1) return Bad(at + "mamba2.chunk_size", absl::StrCat(s.chunk_size()), ">= 1");
-      return absl::OkStatus();
-    }
-    case LayerSpec::kAttention: {
-      const AttentionSpec& s = layer.attention();
-      if (s.num_heads() < 1) return Bad(at + "attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
-      if (s.head_dim() == 0 && d_model % s.num_heads() != 0) {
-        return Bad(at + "attention.num_heads", absl::StrCat(s.num_heads()),
-                   absl::StrCat("a divisor of d_model = ", d_model, " (or set head_dim)"));
-      }
-      if (s.head_dim() < 0) return Bad(at + "attention.head_dim", absl::StrCat(s.head_dim()), ">= 0");
-      return absl::OkStatus();
-    }
-    case LayerSpec::kLinearAttention: {
-      const LinearAttentionSpec& s = layer.linear_attention();
-      if (s.num_heads() < 1)
-        return Bad(at + "linear_attention.num_heads", absl::StrCat(s.num_heads()), ">= 1");
-      if (s.head_dim() < 1) return Bad(at + "linear_attention.head_dim", absl::StrCat(s.head_dim()), ">= 1");
-      return absl::OkStatus();
-    }
-    case LayerSpec::MIXER_NOT_SET:
-      break;
-  }
-  return Bad(at + "mixer", "unset", "one of mamba1, mamba2, attention, linear_attention");
+  const Mixer* mixer = FindMixer(layer);
+  if (mixer == nullptr) return Bad(at + "mixer", "unset", absl::StrCat("one of ", MixerNames()));
+  return mixer->validate(layer, at, d_model);
 }
 
 }  // namespace
@@ -108,6 +50,10 @@ absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& in) {
   }
   if (!(spec.norm_eps() > 0)) return Bad("norm_eps", absl::StrCat(spec.norm_eps()), "> 0");
   if (spec.d_intermediate() < 0) return Bad("d_intermediate", absl::StrCat(spec.d_intermediate()), ">= 0");
+  if (spec.mlp_multiple_of() < 1) return Bad("mlp_multiple_of", absl::StrCat(spec.mlp_multiple_of()), ">= 1");
+  // GatedMLP's hidden_features rounded up as in mamba_ssm modules/mlp.py (multiple_of = 128).
+  const int64_t m = spec.mlp_multiple_of();
+  spec.set_d_intermediate(static_cast<int32_t>((spec.d_intermediate() + m - 1) / m * m));
   for (int i = 0; i < spec.layers_size(); ++i) {
     absl::Status s = ValidateLayer(spec.layers(i), i, spec.d_model());
     if (!s.ok()) return s;
@@ -148,19 +94,13 @@ AttentionDims LinearAttentionDimsOf(const LinearAttentionSpec& s, int64_t d_mode
 }
 
 std::string MixerKind(const LayerSpec& layer) {
-  switch (layer.mixer_case()) {
-    case LayerSpec::kMamba1:
-      return "mamba1";
-    case LayerSpec::kMamba2:
-      return "mamba2";
-    case LayerSpec::kAttention:
-      return "attention";
-    case LayerSpec::kLinearAttention:
-      return "linear_attention";
-    case LayerSpec::MIXER_NOT_SET:
-      break;
-  }
-  return "unset";
+  const Mixer* mixer = FindMixer(layer);
+  return mixer == nullptr ? "unset" : mixer->name;
+}
+
+absl::Status BadSpecField(const std::string& field, const std::string& value, const std::string& expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("model spec: ", field, " = ", value, "; expected ", expected));
 }
 
 std::string LayerPrefix(int layer) { return absl::StrCat("layers/", layer, "/"); }
@@ -175,7 +115,7 @@ ModelSpec MambaConfigBase(int d_model, int n_layer, int pad_vocab_size_multiple)
   spec.set_d_model(d_model);
   spec.set_n_layer(n_layer);
   spec.set_norm(RMS_NORM);
-  spec.set_norm_eps(1e-5f);
+  spec.set_norm_eps(1e-5);
   spec.set_residual_in_fp32(true);
   spec.set_tie_embeddings(true);
   spec.set_pad_vocab_size_multiple(pad_vocab_size_multiple);
@@ -200,8 +140,8 @@ ModelSpec Mamba1Preset(int d_model, int n_layer) {
 // state-spaces/mamba2-130m config.json: {"d_model": 768, "d_intermediate": 0, "n_layer": 24,
 // "vocab_size": 50277, "ssm_cfg": {"layer": "Mamba2"}, "attn_layer_idx": [], "rms_norm": true,
 // "residual_in_fp32": true, "fused_add_norm": true, "pad_vocab_size_multiple": 16,
-// "tie_embeddings": true}; ssm_cfg leaves the Mamba2 module's defaults (spec §2.1: d_state 128,
-// headdim 64, ngroups 1, d_conv 4, expand 2). The module's chunk_size 256 changes only the SSD's
+// "tie_embeddings": true}; ssm_cfg leaves the Mamba2 module's defaults (mamba_ssm modules/mamba2.py: d_state
+// 128, headdim 64, ngroups 1, d_conv 4, expand 2). The module's chunk_size 256 changes only the SSD's
 // blocking, not its result, so mimetic's default chunk is kept.
 ModelSpec Mamba2Preset(int d_model, int n_layer) {
   ModelSpec spec = MambaConfigBase(d_model, n_layer, 16);
@@ -211,7 +151,7 @@ ModelSpec Mamba2Preset(int d_model, int n_layer) {
   m->set_expand(2);
   m->set_headdim(64);
   m->set_ngroups(1);
-  m->set_norm_eps(1e-5f);
+  m->set_norm_eps(1e-5);
   return spec;
 }
 

@@ -13,15 +13,16 @@
 
 namespace mimetic::models {
 
-// Expands n_layer/default_layer/layer_overrides into `layers` and validates every field; a bad
-// field gives InvalidArgument naming it ("layers[3].mamba2.headdim = 48 does not divide ...").
+// Expands n_layer/default_layer/layer_overrides into `layers`, rounds d_intermediate up to a
+// multiple of mlp_multiple_of, and validates every field; a bad field gives InvalidArgument naming
+// it ("layers[3].mamba2.headdim = 48 does not divide ...").
 absl::StatusOr<ModelSpec> ResolveSpec(const ModelSpec& spec);
 
 // Parses a text-format ModelSpec and resolves it.
 absl::StatusOr<ModelSpec> ParseModelSpec(const std::string& text);
 
 // The resolved spec of a published checkpoint, by its Hugging Face name (configs checked against each
-// repository's config.json; mamba_ssm MambaConfig, spec §1.6-§1.7):
+// repository's config.json; mamba_ssm models/config_mamba.py MambaConfig):
 //   "state-spaces/mamba-130m"   Mamba 1, d_model 768, 24 layers, d_state 16, dt_rank 48
 //   "state-spaces/mamba-370m"   Mamba 1, d_model 1024, 48 layers, d_state 16, dt_rank 64
 //   "state-spaces/mamba2-130m"  Mamba 2, d_model 768, 24 layers, d_state 128, headdim 64, ngroups 1
@@ -40,10 +41,9 @@ struct Mamba1Dims {
 };
 Mamba1Dims Mamba1DimsOf(const Mamba1Spec& s, int64_t d_model);
 
+// The in_proj and conv row layouts built from these sizes are in proj_layout.h.
 struct Mamba2Dims {
   int64_t D, E, N, K, P, H, G;
-  int64_t conv_dim() const { return E + 2 * G * N; }
-  int64_t in_proj_rows() const { return 2 * E + 2 * G * N + H; }
 };
 Mamba2Dims Mamba2DimsOf(const Mamba2Spec& s, int64_t d_model);
 
@@ -53,8 +53,12 @@ struct AttentionDims {
 AttentionDims AttentionDimsOf(const AttentionSpec& s, int64_t d_model);
 AttentionDims LinearAttentionDimsOf(const LinearAttentionSpec& s, int64_t d_model);
 
-// "mamba1", "mamba2", "attention", "linear_attention".
+// The layer's mixer kind as named in the spec: "mamba1", "mamba2", "attention", "linear_attention"
+// (the names of mixers.h's table), or "unset".
 std::string MixerKind(const LayerSpec& layer);
+
+// InvalidArgument "model spec: <field> = <value>; expected <expected>", for validation messages.
+absl::Status BadSpecField(const std::string& field, const std::string& value, const std::string& expected);
 
 // "layers/3/" for layer 3.
 std::string LayerPrefix(int layer);

@@ -26,12 +26,14 @@ inline ModelSpec TinyAttention() {
   return MustParse("vocab_size: 13 d_model: 16 n_layer: 2 default_layer { attention { num_heads: 2 } }");
 }
 inline ModelSpec TinyLinearAttention() {
-  return MustParse("vocab_size: 13 d_model: 16 n_layer: 2 default_layer { linear_attention { head_dim: 8 } }");
+  return MustParse(
+      "vocab_size: 13 d_model: 16 n_layer: 2 default_layer { linear_attention { head_dim: 8 } }");
 }
 // 4 layers, layer 2 softmax attention, layer 3 linear attention, with a GatedMLP.
 inline ModelSpec TinyHybrid() {
   return MustParse(
-      "vocab_size: 13 d_model: 16 d_intermediate: 24 n_layer: 4 default_layer { mamba2 { d_state: 8 headdim: 8 "
+      "vocab_size: 13 d_model: 16 d_intermediate: 24 n_layer: 4 default_layer { mamba2 { d_state: 8 headdim: "
+      "8 "
       "chunk_size: 4 } } layer_overrides { index: 1 layer { mamba1 { d_state: 4 } } } "
       "layer_overrides { index: 2 layer { attention { num_heads: 1 } } } "
       "layer_overrides { index: 3 layer { linear_attention { head_dim: 4 num_heads: 2 } } }");

@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/init/safetensors.h"
 
@@ -44,39 +45,8 @@ constexpr char kSecondMoment[] = "opt/v/";
 constexpr char kPrefix[] = "step_";
 constexpr char kSuffix[] = ".safetensors";
 
-absl::Status ErrnoError(int err, const std::string& what) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
-}
-
-// mkdir -p.
-absl::Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return absl::InvalidArgumentError("checkpoint directory is empty");
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoError(errno, absl::StrCat("creating checkpoint directory '", prefix, "'"));
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0)
-    return ErrnoError(errno, absl::StrCat("checkpoint directory '", dir, "'"));
-  if (!S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat("checkpoint directory '", dir, "' is not a directory"));
-  }
-  return absl::OkStatus();
-}
-
-// Makes a completed rename durable (the rename lives in the directory's own data).
-absl::Status SyncDir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(errno, absl::StrCat("opening directory '", dir, "' to sync it"));
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return ErrnoError(err, absl::StrCat("syncing directory '", dir, "'"));
-  return absl::OkStatus();
-}
+using core::ErrnoError;
+using core::SyncDir;
 
 std::string Join(const std::string& dir, const std::string& name) {
   return absl::EndsWith(dir, "/") ? absl::StrCat(dir, name) : absl::StrCat(dir, "/", name);
@@ -170,7 +140,10 @@ absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, cor
   metadata[kDataKeyKey] = absl::StrCat(data_key.words()[0], ",", data_key.words()[1]);
   metadata[kDigestKey] = absl::StrFormat("%016x", Digest(host_leaves));
 
-  RETURN_IF_ERROR(MakeDirs(dir));
+  if (dir.empty()) return absl::InvalidArgumentError("checkpoint directory is empty");
+  if (absl::Status made = core::MakeDirs(dir); !made.ok()) {
+    return absl::Status(made.code(), absl::StrCat("checkpoint directory: ", made.message()));
+  }
   RETURN_IF_ERROR(init::WriteSafetensors(Join(dir, CheckpointFileName(state.step)), all, metadata));
   RETURN_IF_ERROR(SyncDir(dir));
 

@@ -1,8 +1,8 @@
-// Teacher-forced evaluation (Jelassi et al., spec §4.4): one forward pass per batch, argmax at the
-// answer positions. Exact-string accuracy = fraction of examples whose every answer position is
-// right (for copy: identical to greedy generation of the pasted string); per-token accuracy = mean
-// over examples of the fraction of right positions (Jelassi's char_acc; for MQAR this is the
-// per-query accuracy of Zoology, spec §5.2).
+// Teacher-forced evaluation (Jelassi et al. 2024, "Repeat After Me", test_utils.py `evaluation`): one forward
+// pass per batch, argmax at the answer positions. Exact-string accuracy = fraction of examples whose every
+// answer position is right (for copy: identical to greedy generation of the pasted string); per-token
+// accuracy = mean over examples of the fraction of right positions (Jelassi's char_acc; for MQAR this is the
+// per-query accuracy of Zoology, train.py).
 //
 //   Evaluator eval(spec);
 //   ASSIGN_OR_RETURN(EvalResult r, eval.AtLength(params, task, key, /*length=*/100, /*batch=*/64,
@@ -24,9 +24,9 @@ namespace mimetic::train {
 struct EvalResult {
   int64_t length = 0;
   int64_t examples = 0;
-  double exact_accuracy = 0;   // fraction of examples fully right
-  double token_accuracy = 0;   // mean per-example fraction of right answer positions
-  double exact_std = 0;        // std over batches of the per-batch exact accuracy (Jelassi reports it)
+  double exact_accuracy = 0;  // fraction of examples fully right
+  double token_accuracy = 0;  // mean per-example fraction of right answer positions
+  double exact_std = 0;       // std over batches of the per-batch exact accuracy (Jelassi reports it)
 };
 
 // Scores argmax predictions of `logits` (B, T, V) against an eval batch.

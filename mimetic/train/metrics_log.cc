@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/train/tensorboard_event.pb.h"
 #include "nlohmann/json.hpp"
@@ -48,25 +49,9 @@ uint64_t GetLittleEndian(absl::string_view bytes) {
   return value;
 }
 
-absl::Status ErrnoError(int err, const std::string& what) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
-}
-
-// mkdir -p.
-absl::Status MakeDirs(const std::string& dir) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
-  if (!S_ISDIR(st.st_mode))
-    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
-  return absl::OkStatus();
-}
+using core::ErrnoError;
+using core::MakeDirs;
+using core::WriteAndFlush;
 
 absl::Status ValidateRunName(const std::string& run) {
   if (run.empty()) return absl::InvalidArgumentError("metrics run name is empty");
@@ -86,17 +71,6 @@ std::string HostName() {
   char host[256] = {0};
   if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "localhost";
   return host;
-}
-
-// Writes all of `bytes` and flushes; the errno's Status otherwise.
-absl::Status WriteAndFlush(std::FILE* file, const std::string& path, const std::string& bytes) {
-  errno = 0;
-  if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() || std::fflush(file) != 0) {
-    const int err = errno != 0 ? errno : EIO;
-    std::clearerr(file);
-    return ErrnoError(err, absl::StrCat("writing '", path, "'"));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Learning-rate schedules, as Hugging Face's get_scheduler lambdas (Jelassi et al. use "linear"
-// with 100 warmup steps; spec §4.3): the update with 0-based index `step` uses LearningRate(step),
-// so the very first update has lr 0 under warmup, exactly as the PyTorch pipeline.
+// with 100 warmup steps; Jelassi et al. 2024, train_utils.py): the update with 0-based index `step` uses
+// LearningRate(step), so the very first update has lr 0 under warmup, exactly as the PyTorch pipeline.
 //
 //   Schedule s{Schedule::kLinear, /*peak_lr=*/1e-3, /*warmup_steps=*/100, /*total_steps=*/5000};
 //   double lr = s.LearningRate(step);

@@ -34,49 +34,70 @@ Tensor LossOf(const ParamTree& params, const models::ModelSpec& spec, const data
 TrainStep::TrainStep(models::ModelSpec spec, OptimizerConfig config)
     : spec_(std::move(spec)),
       config_(std::move(config)),
-      jit_([this](absl::Span<const Tensor> in) { return Traced(in); }, "train_step") {}
+      jit_([this](absl::Span<const ParamTree> in) { return Traced(in); }, "train_step") {}
 
-// inputs: params (n) | m (n) | v (n) | scalars (3) = [lr, 1 - beta1^t, 1 - beta2^t] | tokens | targets | mask
-// outputs: params (n) | m (n) | v (n) | loss | grad_norm
-std::vector<Tensor> TrainStep::Traced(absl::Span<const Tensor> in) {
-  const size_t n = structure_.size();
-  ParamTree params = structure_.WithLeaves(std::vector<Tensor>(in.begin(), in.begin() + n)).value();
-  const Tensor& scalars = in[3 * n];
-  data::Batch batch{in[3 * n + 1], in[3 * n + 2], in[3 * n + 3]};
-  auto loss_fn = [this, &batch](const ParamTree& p, absl::Span<const Tensor>) { return LossOf(p, spec_, batch); };
-  absl::StatusOr<core::ValueAndGradResult> vg = core::ValueAndGrad(loss_fn)(params, {});
-  if (!vg.ok()) return {Tensor::Error(vg.status())};
-  // Global-norm clipping as torch.nn.utils.clip_grad_norm_: coef = min(1, max_norm / (norm + 1e-6)).
+// The step's input trees: params, m, v (one structure) and `step`: lr_and_bias (3) = [lr,
+// 1 - beta1^t, 1 - beta2^t], tokens, targets, loss_mask. Outputs: params, m, v and `metrics`: loss,
+// grad_norm.
+namespace {
+constexpr char kLrAndBias[] = "lr_and_bias";
+constexpr char kTokens[] = "tokens";
+constexpr char kTargets[] = "targets";
+constexpr char kLossMask[] = "loss_mask";
+constexpr char kLoss[] = "loss";
+constexpr char kGradNorm[] = "grad_norm";
+
+// The global gradient norm and torch.nn.utils.clip_grad_norm_'s coefficient
+// min(1, max_norm / (norm + 1e-6)) (1 when max_norm <= 0).
+std::pair<Tensor, Tensor> NormAndClipCoefficient(const ParamTree& grads, double max_norm) {
   Tensor total;
-  for (const Tensor& g : vg->grads.Leaves()) {
+  for (const Tensor& g : grads.Leaves()) {
     Tensor sq = ops::SumAll(ops::Square(g));
     total = total.ok() ? ops::Add(total, sq) : sq;
   }
   Tensor norm = ops::Sqrt(total);
   Tensor coef = core::Fill(norm.meta(), 1.0);
-  if (config_.max_grad_norm > 0) {
-    Tensor raw = ops::Div(core::Fill(norm.meta(), config_.max_grad_norm), ops::AddScalar(norm, 1e-6));
+  if (max_norm > 0) {
+    Tensor raw = ops::Div(core::Fill(norm.meta(), max_norm), ops::AddScalar(norm, 1e-6));
     coef = ops::Neg(ops::Maximum(ops::Neg(raw), core::Fill(norm.meta(), -1.0)));  // min(raw, 1)
   }
-  Tensor all_scalars = ops::Concat({scalars, ops::Reshape(coef, {1})}, 0);
+  return {norm, coef};
+}
+}  // namespace
+
+absl::StatusOr<std::vector<ParamTree>> TrainStep::Traced(absl::Span<const ParamTree> in) {
+  const ParamTree& params = in[0];
+  const ParamTree& m = in[1];
+  const ParamTree& v = in[2];
+  const ParamTree& step = in[3];
+  ASSIGN_OR_RETURN(Tensor lr_and_bias, step.Get(kLrAndBias));
+  data::Batch batch;
+  ASSIGN_OR_RETURN(batch.tokens, step.Get(kTokens));
+  ASSIGN_OR_RETURN(batch.targets, step.Get(kTargets));
+  ASSIGN_OR_RETURN(batch.loss_mask, step.Get(kLossMask));
+  auto loss_fn = [this, &batch](const ParamTree& p, absl::Span<const Tensor>) {
+    return LossOf(p, spec_, batch);
+  };
+  ASSIGN_OR_RETURN(core::ValueAndGradResult vg, core::ValueAndGrad(loss_fn)(params, {}));
+  const auto [norm, coef] = NormAndClipCoefficient(vg.grads, config_.max_grad_norm);
+  Tensor scalars = ops::Concat({lr_and_bias, ops::Reshape(coef, {1})}, 0);
   std::vector<Tensor> new_p, new_m, new_v;
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& path = structure_.Paths()[i];
+  for (size_t i = 0; i < params.size(); ++i) {
     ops::AdamWHyper hyper = config_.adamw;
     for (const std::string& glob : config_.no_decay_globs) {
-      if (ParamTree::GlobMatch(glob, path)) hyper.weight_decay = 0;
+      if (ParamTree::GlobMatch(glob, params.Paths()[i])) hyper.weight_decay = 0;
     }
-    ops::AdamWResult r = ops::AdamWUpdate(in[i], vg->grads.Leaves()[i], in[n + i], in[2 * n + i], all_scalars, hyper);
+    ops::AdamWResult r = ops::AdamWUpdate(params.Leaves()[i], vg.grads.Leaves()[i], m.Leaves()[i],
+                                          v.Leaves()[i], scalars, hyper);
     new_p.push_back(r.param);
     new_m.push_back(r.m);
     new_v.push_back(r.v);
   }
-  std::vector<Tensor> out;
-  out.reserve(3 * n + 2);
-  for (auto* group : {&new_p, &new_m, &new_v}) out.insert(out.end(), group->begin(), group->end());
-  out.push_back(vg->value);
-  out.push_back(norm);
-  return out;
+  ASSIGN_OR_RETURN(ParamTree metrics, ParamTree::FromPairs({{kLoss, vg.value}, {kGradNorm, norm}}));
+  ASSIGN_OR_RETURN(ParamTree out_p, params.WithLeaves(std::move(new_p)));
+  ASSIGN_OR_RETURN(ParamTree out_m, m.WithLeaves(std::move(new_m)));
+  ASSIGN_OR_RETURN(ParamTree out_v, v.WithLeaves(std::move(new_v)));
+  return std::vector<ParamTree>{out_p, out_m, out_v, metrics};
 }
 
 absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data::Batch& batch, double lr) {
@@ -87,7 +108,6 @@ absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data:
   } else {
     RETURN_IF_ERROR(structure_.CheckSameStructure(state->params));
   }
-  const size_t n = state->params.size();
   const double t = static_cast<double>(state->step + 1);
   const double bc1 = 1 - std::pow(config_.adamw.beta1, t), bc2 = 1 - std::pow(config_.adamw.beta2, t);
   const core::DType dtype = state->params.Leaves()[0].dtype();
@@ -97,38 +117,32 @@ absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data:
   } else {
     ASSIGN_OR_RETURN(scalars, Tensor::FromHost<float>({3}, {float(lr), float(bc1), float(bc2)}));
   }
-  std::vector<Tensor> inputs;
-  inputs.reserve(3 * n + 4);
-  for (const ParamTree* tree : {&state->params, &state->m, &state->v}) {
-    inputs.insert(inputs.end(), tree->Leaves().begin(), tree->Leaves().end());
-  }
-  inputs.push_back(scalars);
-  inputs.push_back(batch.tokens);
-  inputs.push_back(batch.targets);
-  inputs.push_back(batch.loss_mask);
-  ASSIGN_OR_RETURN(std::vector<Tensor> out, jit_(inputs));
+  ASSIGN_OR_RETURN(ParamTree step_inputs, ParamTree::FromPairs({{kLrAndBias, scalars},
+                                                                {kTokens, batch.tokens},
+                                                                {kTargets, batch.targets},
+                                                                {kLossMask, batch.loss_mask}}));
+  ASSIGN_OR_RETURN(std::vector<ParamTree> out, jit_({state->params, state->m, state->v, step_inputs}));
   StepMetrics metrics;
   metrics.lr = lr;
+  ASSIGN_OR_RETURN(Tensor loss, out[3].Get(kLoss));
+  ASSIGN_OR_RETURN(Tensor norm, out[3].Get(kGradNorm));
   if (dtype == core::DType::kF64) {
-    ASSIGN_OR_RETURN(metrics.loss, out[3 * n].Item<double>());
-    ASSIGN_OR_RETURN(metrics.grad_norm, out[3 * n + 1].Item<double>());
+    ASSIGN_OR_RETURN(metrics.loss, loss.Item<double>());
+    ASSIGN_OR_RETURN(metrics.grad_norm, norm.Item<double>());
   } else {
-    ASSIGN_OR_RETURN(float loss, out[3 * n].Item<float>());
-    ASSIGN_OR_RETURN(float norm, out[3 * n + 1].Item<float>());
-    metrics.loss = loss;
-    metrics.grad_norm = norm;
+    ASSIGN_OR_RETURN(float loss32, loss.Item<float>());
+    ASSIGN_OR_RETURN(float norm32, norm.Item<float>());
+    metrics.loss = loss32;
+    metrics.grad_norm = norm32;
   }
   if (!std::isfinite(metrics.loss)) {
-    return absl::InternalError(absl::StrCat("training diverged at step ", state->step, ": loss ", metrics.loss,
-                                            " (lr ", lr, "); the state before this step is kept"));
+    return absl::InternalError(absl::StrCat("training diverged at step ", state->step, ": loss ",
+                                            metrics.loss, " (lr ", lr,
+                                            "); the state before this step is kept"));
   }
-  // Release the inputs' leaves before taking the outputs, so Jit can reuse their buffers.
-  std::vector<Tensor> p(out.begin(), out.begin() + n), m(out.begin() + n, out.begin() + 2 * n),
-      v(out.begin() + 2 * n, out.begin() + 3 * n);
-  inputs.clear();
-  ASSIGN_OR_RETURN(state->params, state->params.WithLeaves(std::move(p)));
-  ASSIGN_OR_RETURN(state->m, state->m.WithLeaves(std::move(m)));
-  ASSIGN_OR_RETURN(state->v, state->v.WithLeaves(std::move(v)));
+  state->params = std::move(out[0]);
+  state->m = std::move(out[1]);
+  state->v = std::move(out[2]);
   ++state->step;
   return metrics;
 }

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "mimetic/core/jit.h"
 #include "mimetic/core/param_tree.h"
+#include "mimetic/core/tree_jit.h"
 #include "mimetic/data/batch.h"
 #include "mimetic/models/model_spec.pb.h"
 #include "mimetic/ops/adamw.h"
@@ -50,17 +51,17 @@ class TrainStep {
   // Updates `state` in place (new tree values; the old ones are released). Fails without touching
   // `state` when the batch or the model is bad.
   absl::StatusOr<StepMetrics> operator()(TrainState* state, const data::Batch& batch, double lr);
-  int num_traces() const { return jit_.num_traces(); }
-  const core::Jit& jit() const { return jit_; }
-  core::Jit& mutable_jit() { return jit_; }
+  int num_traces() const { return jit_.jit().num_traces(); }
+  const core::Jit& jit() const { return jit_.jit(); }
+  core::Jit& mutable_jit() { return jit_.mutable_jit(); }
 
  private:
-  std::vector<Tensor> Traced(absl::Span<const Tensor> inputs);
+  absl::StatusOr<std::vector<ParamTree>> Traced(absl::Span<const ParamTree> inputs);
 
   models::ModelSpec spec_;
   OptimizerConfig config_;
   ParamTree structure_;  // the parameter paths and shapes the step was traced for
-  core::Jit jit_;
+  core::TreeJit jit_;
 };
 
 // The loss the step minimises: MaskedCrossEntropy(Apply(params, spec, tokens), targets, mask).

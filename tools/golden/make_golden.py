@@ -2,8 +2,9 @@
 """Golden values for mimetic's model tests, from an independent PyTorch implementation.
 
 Builds tiny Mamba 1, Mamba 2, attention, linear-attention and hybrid language models with plain
-torch ops (written from the spec, not from mimetic's C++), draws their weights with torch's own
-RNG following mamba_ssm's default init, optionally applies the paper's mimetic init in Python, and
+torch ops (written from mamba_ssm's modules and the paper, not from mimetic's C++), draws their
+weights with torch's own RNG following mamba_ssm's default init, optionally applies the paper's
+mimetic init in Python, and
 writes for each case one safetensors file holding the weights, a batch, the logits, the masked
 cross-entropy loss and the gradient of every parameter. The C++ test (//mimetic/models:golden_test)
 reads these files and needs no PyTorch.
@@ -140,10 +141,12 @@ def uniform(shape, bound):
 
 
 def init(model):
-    """mamba_ssm's default init (spec §1.2, §2.2, §1.6), drawn with torch's RNG."""
+    """mamba_ssm's default init (modules/mamba_simple.py, modules/mamba2.py,
+    models/mixer_seq_simple.py), drawn with torch's RNG."""
     D, V, n = model["D"], model["V"], len(model["layers"])
-    res = 2 if model["d_intermediate"] else 1
-    scale = 1 / math.sqrt(res * n)
+    # out_proj/fc2 / sqrt(n_layer): MambaLMHeadModel's _init_weights pass runs last with
+    # n_residuals_per_layer = 1, with or without an MLP (mamba_ssm models/mixer_seq_simple.py).
+    scale = 1 / math.sqrt(n)
     p = {"embedding/weight": torch.randn(V, D) * 0.02}
     for i, L in enumerate(model["layers"]):
         pre = "layers/%d/" % i
@@ -199,8 +202,8 @@ def init(model):
 
 
 def mimetic(p, model, c=8.0):
-    """The paper's recipe (spec §3): Mamba 1: Δ, A, BC; Mamba 2: Δ, A, BC, conv. Returns new weights
-    and the per-layer a_log_scale (A = -exp(-c A_log))."""
+    """The paper's recipe (paper §3; docs/mimetic_recipe.md): Mamba 1: Δ, A, BC; Mamba 2: Δ, A,
+    BC, conv. Returns new weights and the per-layer a_log_scale (A = -exp(-c A_log))."""
     p = {k: v.clone() for k, v in p.items()}
     for i, L in enumerate(model["layers"]):
         m = "layers/%d/mixer/" % i
@@ -274,6 +277,8 @@ def M2(D, G=1):
 
 def case(name, layers, norm_kind="rms", pad=8, d_intermediate=0, D=16, vocab=13):
     V = (vocab + pad - 1) // pad * pad
+    # mamba_ssm's GatedMLP rounds its width up to a multiple of 128 (modules/mlp.py, multiple_of).
+    d_intermediate = (d_intermediate + 127) // 128 * 128
     return name, {"D": D, "vocab": vocab, "V": V, "pad": pad, "norm": norm_kind, "eps": 1e-5,
                   "d_intermediate": d_intermediate, "layers": layers}
 

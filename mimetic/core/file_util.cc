@@ -1,0 +1,97 @@
+#include "mimetic/core/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace mimetic::core {
+
+absl::Status ErrnoError(int err, absl::string_view what) {
+  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+absl::Status MakeDirs(const std::string& dir) {
+  if (dir.empty()) return absl::InvalidArgumentError("directory path is empty");
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string prefix = dir.substr(0, pos);
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
+    }
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncDir(const std::string& dir) {
+  ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat("opening directory '", dir, "' to sync it"));
+  if (::fsync(fd.get()) != 0) return ErrnoError(errno, absl::StrCat("syncing directory '", dir, "'"));
+  return absl::OkStatus();
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+int ScopedFd::Close() {
+  int rc = 0;
+  if (fd_ >= 0) rc = ::close(fd_);
+  fd_ = -1;
+  return rc;
+}
+
+absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t bytes) {
+  const char* in = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t n = ::write(fd, in, bytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, absl::StrCat("writing '", path, "'"));
+    }
+    in += n;
+    bytes -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteAndFlush(std::FILE* file, const std::string& path, absl::string_view bytes) {
+  errno = 0;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size() || std::fflush(file) != 0) {
+    const int err = errno != 0 ? errno : EIO;
+    std::clearerr(file);
+    return ErrnoError(err, absl::StrCat("writing '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> chunks) {
+  const std::string tmp = path + ".tmp";
+  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat("cannot create '", tmp, "'"));
+  absl::Status status;
+  for (size_t i = 0; status.ok() && i < chunks.size(); ++i) {
+    status = WriteAll(fd.get(), tmp, chunks[i].data(), chunks[i].size());
+  }
+  // fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
+  if (status.ok() && ::fsync(fd.get()) != 0) status = ErrnoError(errno, absl::StrCat("syncing '", tmp, "'"));
+  if (fd.Close() != 0 && status.ok()) status = ErrnoError(errno, absl::StrCat("closing '", tmp, "'"));
+  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoError(errno, absl::StrCat("renaming '", tmp, "' to '", path, "'"));
+  }
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
+}
+
+}  // namespace mimetic::core

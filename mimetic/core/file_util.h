@@ -1,0 +1,63 @@
+// File helpers for everything that writes to disk, in one place: errno as a Status, mkdir -p,
+// complete writes, and atomic replacement of a file (write a temporary, fsync, close, rename), with
+// every step checked so that a full disk or a failed close is an error and never a silent
+// truncation.
+//
+//   RETURN_IF_ERROR(core::MakeDirs("runs/copy/tb"));
+//   RETURN_IF_ERROR(core::WriteFileAtomically("runs/copy/summary.md", {header, rows}));
+//   RETURN_IF_ERROR(core::SyncDir("runs/copy"));   // make the rename itself durable
+#ifndef MIMETIC_CORE_FILE_UTIL_H_
+#define MIMETIC_CORE_FILE_UTIL_H_
+
+#include <cstdio>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace mimetic::core {
+
+// The Status for errno `err`: its canonical code and "<what>: <strerror>".
+absl::Status ErrnoError(int err, absl::string_view what);
+
+// mkdir -p: creates `dir` and its missing parents (mode 0755). An error names the component that
+// could not be made; FailedPrecondition when `dir` exists but is not a directory; InvalidArgument
+// for an empty path.
+absl::Status MakeDirs(const std::string& dir);
+
+// fsync of a directory, which makes a completed rename inside it durable.
+absl::Status SyncDir(const std::string& dir);
+
+// The directory part of `path`: "a/b" for "a/b/c", "." for "c", "/" for "/c".
+std::string DirName(const std::string& path);
+
+// A file descriptor closed on scope exit; Close() reports the close's own result.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ~ScopedFd() { Close(); }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  int get() const { return fd_; }
+  // 0, or -1 with errno set; closing twice is a no-op returning 0.
+  int Close();
+
+ private:
+  int fd_;
+};
+
+// Writes all `bytes` to `fd` (retrying short writes and EINTR); errors name `path`.
+absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t bytes);
+
+// fwrite of all of `bytes` then fflush; errors name `path` and clear the stream's error flag.
+absl::Status WriteAndFlush(std::FILE* file, const std::string& path, absl::string_view bytes);
+
+// Replaces `path` atomically with the concatenation of `chunks`: writes `path` + ".tmp", fsyncs and
+// closes it, then renames it over `path`. On any failure the temporary is removed and `path` is
+// left as it was. The directory is not synced (SyncDir when the rename must survive a crash).
+absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> chunks);
+
+}  // namespace mimetic::core
+
+#endif  // MIMETIC_CORE_FILE_UTIL_H_
