@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/experiments/config.h"
+#include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::experiments {
@@ -30,9 +31,11 @@ LayerCost CostOf(const models::LayerSpec& layer, int64_t D, int64_t T) {
     }
     case models::LayerSpec::kMamba2: {
       const models::Mamba2Dims d = models::Mamba2DimsOf(layer.mamba2(), D);
-      c.params = D * d.in_proj_rows() + d.conv_dim() * (d.K + 1) + 3 * d.H + d.E + d.E * D;
+      const models::Mamba2InProj in_proj = models::Mamba2InProjOf(d);
+      const int64_t rows = in_proj.rows(), conv_dim = in_proj.xBC().size;
+      c.params = D * rows + conv_dim * (d.K + 1) + 3 * d.H + d.E + d.E * D;
       const int64_t chunk = std::max(1, layer.mamba2().chunk_size());
-      c.floats_per_token = d.in_proj_rows() + 2 * d.conv_dim() + 4 * d.E + d.H * d.P * d.N / chunk + d.H * chunk;
+      c.floats_per_token = rows + 2 * conv_dim + 4 * d.E + d.H * d.P * d.N / chunk + d.H * chunk;
       break;
     }
     case models::LayerSpec::kAttention: {

@@ -3,12 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/file_util.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -22,33 +22,7 @@ absl::Status Errno(const std::string& what, const std::string& path) {
 }  // namespace
 
 absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  static std::atomic<int> counter{0};
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid(), ".", counter++);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("write", tmp);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      absl::Status s = Errno("write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    absl::Status s = Errno("flush", tmp);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    absl::Status s = Errno("rename onto", path);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  return absl::OkStatus();
+  return core::WriteFileAtomically(path, {absl::string_view(text)});
 }
 
 absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
