@@ -17,7 +17,7 @@
 #include "mimetic/init/transform.h"
 #include "mimetic/models/attention_maps.h"
 #include "mimetic/models/lm.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/shape/shape.h"
 #include "mimetic/train/checkpoint.h"
 #include "mimetic/train/evaluate.h"
 #include "mimetic/train/metrics_log.h"

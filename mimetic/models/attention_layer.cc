@@ -4,9 +4,9 @@
 
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/attention.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/attention/attention.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::models {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "mimetic/ops/attention.h"
+#include "mimetic/ops/attention/attention.h"
 
 namespace mimetic::models {
 namespace {

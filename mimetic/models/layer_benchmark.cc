@@ -31,8 +31,8 @@
 #include "mimetic/core/random.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/reduce.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/reduce/reduce.h"
 
 namespace mimetic::models {
 namespace {

@@ -15,7 +15,7 @@
 #include "mimetic/core/param_tree.h"
 #include "mimetic/data/batch.h"
 #include "mimetic/models/model_spec.pb.h"
-#include "mimetic/ops/adamw.h"
+#include "mimetic/ops/adamw/adamw.h"
 
 namespace mimetic::train {
 
