@@ -336,6 +336,124 @@ void BlockBackward(const View<T>& v, int64_t b, int64_t K, int64_t n_chunks, Bac
   }
 }
 
+// The backward's outputs (dz and ddelta_bias null when the op has no z / delta_bias).
+template <typename T>
+struct BackwardOutputs {
+  T *du, *ddelta, *dA, *dB, *dC, *dD, *dz, *dbias;
+};
+
+// gy = dout · silu(z) (or dout) for the channel block [d0, d0 + w) of batch b, and the adjoint carry
+// seeded with dlast_state (B, E, N).
+template <typename T>
+void SeedBlockAdjoint(const View<T>& v, const T* dy, const T* dlast, int64_t b, int64_t d0, int64_t w,
+                      BackwardScratch<T>& s) {
+  const int64_t L = v.L, E = v.E, N = v.N;
+  std::fill(s.gy.begin(), s.gy.end(), T(0));
+  std::fill(s.carry.begin(), s.carry.end(), T(0));
+  for (int64_t t = 0; t < L; ++t) {
+    const int64_t row = (b * L + t) * E + d0;
+    T* __restrict gy_t = s.gy.data() + t * kBlock;
+    const T* __restrict dy_t = dy + row;
+    if (v.z) {
+      const T* __restrict z = v.z + row;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) gy_t[j] = dy_t[j] * (z[j] * Sigmoid(z[j]));
+    } else {
+      std::copy(dy_t, dy_t + w, gy_t);
+    }
+  }
+  for (int64_t j = 0; j < w; ++j) {
+    for (int64_t n = 0; n < N; ++n) s.carry[n * kBlock + j] = dlast[(b * E + d0 + j) * N + n];
+  }
+}
+
+// Row-wise finish of the block after BlockBackward: du, ddelta, dz, and this block's dD and
+// ddelta_bias partials pd/pbias (w entries each, overwritten).
+template <typename T>
+void FinishBlockRows(const View<T>& v, const T* dy, int64_t b, int64_t d0, int64_t w,
+                     const BackwardScratch<T>& s, const BackwardOutputs<T>& o, T* __restrict pd,
+                     T* __restrict pbias) {
+  const int64_t L = v.L, E = v.E;
+  std::fill(pd, pd + w, T(0));
+  std::fill(pbias, pbias + w, T(0));
+  const T* __restrict D = v.D + d0;
+  for (int64_t t = 0; t < L; ++t) {
+    const int64_t row = (b * L + t) * E + d0, k = t * kBlock;
+    const T* __restrict u = v.u + row;
+    const T* __restrict gy = s.gy.data() + k;
+    const T* __restrict sgb = s.sum_gb.data() + k;
+    const T* __restrict sga = s.sum_ga.data() + k;
+    const T* __restrict dt = s.dt.data() + k;
+    const T* __restrict dt_grad = s.dt_grad.data() + k;
+    T* __restrict du_t = o.du + row;
+    T* __restrict ddelta_t = o.ddelta + row;
+#pragma omp simd
+    for (int64_t j = 0; j < w; ++j) {
+      du_t[j] = D[j] * gy[j] + dt[j] * sgb[j];
+      const T dd = (u[j] * sgb[j] + sga[j]) * dt_grad[j];
+      ddelta_t[j] = dd;
+      pd[j] += gy[j] * u[j];
+      pbias[j] += dd;
+    }
+    if (o.dz) {  // dz = dout · (ypre + D u) · silu'(z), silu'(z) = σ(z)(1 + z(1 − σ(z)))
+      const T* __restrict z = v.z + row;
+      const T* __restrict dy_t = dy + row;
+      const T* __restrict ypre = s.ypre.data() + k;
+      T* __restrict dz_t = o.dz + row;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) {
+        const T sg = Sigmoid(z[j]);
+        dz_t[j] = dy_t[j] * (ypre[j] + D[j] * u[j]) * sg * (T(1) + z[j] * (T(1) - sg));
+      }
+    }
+  }
+}
+
+// The per-work-item partial sums of the backward, combined in a fixed order at the end.
+template <typename T>
+struct BackwardPartials {
+  int64_t groups;             // channel-block groups per batch row (work items: B * groups)
+  std::vector<T> b, c;        // (groups, B, L, N) dB / dC partials (empty when groups == 1)
+  std::vector<T> a, d, bias;  // (B, E, N) dA, (B, E) dD and ddelta_bias partials
+};
+
+// Fixed-order reductions: dB/dC over groups, dA/dD/ddelta_bias over b. Orphaned `omp for`s: called
+// inside the backward's parallel region, each loop split statically over its threads.
+template <typename T>
+void ReducePartials(const View<T>& v, const BackwardPartials<T>& p, const BackwardOutputs<T>& o) {
+  const int64_t B = v.B, L = v.L, E = v.E, N = v.N;
+  if (p.groups > 1) {
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < B * L * N; ++i) {
+      T sb = 0, sc = 0;
+      for (int64_t g = 0; g < p.groups; ++g) {
+        sb += p.b[g * B * L * N + i];
+        sc += p.c[g * B * L * N + i];
+      }
+      o.dB[i] = sb;
+      o.dC[i] = sc;
+    }
+  }
+#pragma omp for schedule(static)
+  for (int64_t i = 0; i < E * N; ++i) {
+    T sa = 0;
+    for (int64_t b = 0; b < B; ++b) sa += p.a[b * E * N + i];
+    o.dA[i] = sa;
+  }
+#pragma omp for schedule(static)
+  for (int64_t d = 0; d < E; ++d) {
+    T sd = 0, sbias = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      sd += p.d[b * E + d];
+      sbias += p.bias[b * E + d];
+    }
+    o.dD[d] = sd;
+    if (o.dbias) o.dbias[d] = sbias;
+  }
+}
+
+// The backward: work items (b, group of channel blocks), each block seeded, run through
+// BlockBackward and finished row-wise, then the partials reduced in a fixed order.
 template <typename T>
 void Backward(const SelectiveScanAttrs& a, absl::Span<const core::Tensor> in,
               absl::Span<const core::Tensor> out) {
@@ -344,131 +462,55 @@ void Backward(const SelectiveScanAttrs& a, absl::Span<const core::Tensor> in,
   const int nf = a.num_forward_inputs();
   const T* dy = in[nf].data<T>();         // (B, L, E)
   const T* dlast = in[nf + 1].data<T>();  // (B, E, N)
-  T* du = out[0].mutable_data<T>();
-  T* ddelta = out[1].mutable_data<T>();
-  T* dA = out[2].mutable_data<T>();
-  T* dB = out[3].mutable_data<T>();
-  T* dC = out[4].mutable_data<T>();
-  T* dD = out[5].mutable_data<T>();
-  T* dz = a.has_z ? out[a.z_index()].mutable_data<T>() : nullptr;
-  T* dbias = a.has_delta_bias ? out[a.delta_bias_index()].mutable_data<T>() : nullptr;
+  const BackwardOutputs<T> o{out[0].mutable_data<T>(),
+                             out[1].mutable_data<T>(),
+                             out[2].mutable_data<T>(),
+                             out[3].mutable_data<T>(),
+                             out[4].mutable_data<T>(),
+                             out[5].mutable_data<T>(),
+                             a.has_z ? out[a.z_index()].mutable_data<T>() : nullptr,
+                             a.has_delta_bias ? out[a.delta_bias_index()].mutable_data<T>() : nullptr};
 
   const int64_t K = std::max<int64_t>(1, std::min(a.chunk_size, L));
   const int64_t n_chunks = (L + K - 1) / K;
   // Work items (b, group of channel blocks): a function of the shapes only (>= 16 items where the
   // channels allow), never of the thread count, so the partial sums below are combined identically.
   const int64_t n_blocks = (E + kBlock - 1) / kBlock;
-  const int64_t groups =
-      std::max<int64_t>(1, std::min<int64_t>(n_blocks, (16 + B - 1) / std::max<int64_t>(B, 1)));
+  BackwardPartials<T> p;
+  p.groups = std::max<int64_t>(1, std::min<int64_t>(n_blocks, (16 + B - 1) / std::max<int64_t>(B, 1)));
   // Partial sums: dB/dC per group (the output itself when there is one group), dA/dD/dbias per b.
-  std::vector<T> part_b(groups > 1 ? groups * B * L * N : 0), part_c(part_b.size());
-  T* pb = groups > 1 ? part_b.data() : dB;
-  T* pc = groups > 1 ? part_c.data() : dC;
-  std::vector<T> part_a(B * E * N), part_d(B * E), part_bias(B * E);
+  p.b.resize(p.groups > 1 ? p.groups * B * L * N : 0);
+  p.c.resize(p.b.size());
+  p.a.resize(B * E * N);
+  p.d.resize(B * E);
+  p.bias.resize(B * E);
+  T* pb = p.groups > 1 ? p.b.data() : o.dB;
+  T* pc = p.groups > 1 ? p.c.data() : o.dC;
 
 #pragma omp parallel
   {
     BackwardScratch<T> s(L, N, K, n_chunks);
 #pragma omp for schedule(static)
-    for (int64_t item = 0; item < B * groups; ++item) {
-      const int64_t b = item / groups, g = item % groups;
+    for (int64_t item = 0; item < B * p.groups; ++item) {
+      const int64_t b = item / p.groups, g = item % p.groups;
       T* pb_bg = pb + (g * B + b) * L * N;  // (L, N) partial of dB for (group, b)
       T* pc_bg = pc + (g * B + b) * L * N;
       std::fill(pb_bg, pb_bg + L * N, T(0));
       std::fill(pc_bg, pc_bg + L * N, T(0));
-      for (int64_t blk = g * n_blocks / groups; blk < (g + 1) * n_blocks / groups; ++blk) {
+      for (int64_t blk = g * n_blocks / p.groups; blk < (g + 1) * n_blocks / p.groups; ++blk) {
         const int64_t d0 = blk * kBlock, w = std::min(kBlock, E - d0);
         TimeSteps(v, a.delta_softplus, b, d0, w, s.dt.data(), s.dtx.data(), s.dt_grad.data());
         LoadA(v, d0, w, /*scaled=*/true, s.as.data());
         LoadA(v, d0, w, /*scaled=*/false, s.at.data());
-        std::fill(s.gy.begin(), s.gy.end(), T(0));
-        std::fill(s.carry.begin(), s.carry.end(), T(0));
-        for (int64_t t = 0; t < L; ++t) {  // gy = dout · silu(z)
-          const int64_t row = (b * L + t) * E + d0;
-          T* __restrict gy_t = s.gy.data() + t * kBlock;
-          const T* __restrict dy_t = dy + row;
-          if (v.z) {
-            const T* __restrict z = v.z + row;
-#pragma omp simd
-            for (int64_t j = 0; j < w; ++j) gy_t[j] = dy_t[j] * (z[j] * Sigmoid(z[j]));
-          } else {
-            std::copy(dy_t, dy_t + w, gy_t);
-          }
-        }
-        for (int64_t j = 0; j < w; ++j) {
-          for (int64_t n = 0; n < N; ++n) s.carry[n * kBlock + j] = dlast[(b * E + d0 + j) * N + n];
-        }
+        SeedBlockAdjoint(v, dy, dlast, b, d0, w, s);
         BlockBackward(v, b, K, n_chunks, s, pb_bg, pc_bg);
         for (int64_t j = 0; j < w; ++j) {
-          for (int64_t n = 0; n < N; ++n) part_a[(b * E + d0 + j) * N + n] = s.da[n * kBlock + j];
+          for (int64_t n = 0; n < N; ++n) p.a[(b * E + d0 + j) * N + n] = s.da[n * kBlock + j];
         }
-        // Row-wise finish: du, ddelta, dz, and this block's dD / ddelta_bias partials.
-        T* __restrict pd = part_d.data() + b * E + d0;
-        T* __restrict pbias = part_bias.data() + b * E + d0;
-        std::fill(pd, pd + w, T(0));
-        std::fill(pbias, pbias + w, T(0));
-        const T* __restrict D = v.D + d0;
-        for (int64_t t = 0; t < L; ++t) {
-          const int64_t row = (b * L + t) * E + d0, k = t * kBlock;
-          const T* __restrict u = v.u + row;
-          const T* __restrict gy = s.gy.data() + k;
-          const T* __restrict sgb = s.sum_gb.data() + k;
-          const T* __restrict sga = s.sum_ga.data() + k;
-          const T* __restrict dt = s.dt.data() + k;
-          const T* __restrict dt_grad = s.dt_grad.data() + k;
-          T* __restrict du_t = du + row;
-          T* __restrict ddelta_t = ddelta + row;
-#pragma omp simd
-          for (int64_t j = 0; j < w; ++j) {
-            du_t[j] = D[j] * gy[j] + dt[j] * sgb[j];
-            const T dd = (u[j] * sgb[j] + sga[j]) * dt_grad[j];
-            ddelta_t[j] = dd;
-            pd[j] += gy[j] * u[j];
-            pbias[j] += dd;
-          }
-          if (dz) {  // dz = dout · (ypre + D u) · silu'(z), silu'(z) = σ(z)(1 + z(1 − σ(z)))
-            const T* __restrict z = v.z + row;
-            const T* __restrict dy_t = dy + row;
-            const T* __restrict ypre = s.ypre.data() + k;
-            T* __restrict dz_t = dz + row;
-#pragma omp simd
-            for (int64_t j = 0; j < w; ++j) {
-              const T sg = Sigmoid(z[j]);
-              dz_t[j] = dy_t[j] * (ypre[j] + D[j] * u[j]) * sg * (T(1) + z[j] * (T(1) - sg));
-            }
-          }
-        }
+        FinishBlockRows(v, dy, b, d0, w, s, o, p.d.data() + b * E + d0, p.bias.data() + b * E + d0);
       }
     }
-    // Fixed-order reductions: dB/dC over groups, dA/dD/ddelta_bias over b.
-    if (groups > 1) {
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < B * L * N; ++i) {
-        T sb = 0, sc = 0;
-        for (int64_t g = 0; g < groups; ++g) {
-          sb += part_b[g * B * L * N + i];
-          sc += part_c[g * B * L * N + i];
-        }
-        dB[i] = sb;
-        dC[i] = sc;
-      }
-    }
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < E * N; ++i) {
-      T sa = 0;
-      for (int64_t b = 0; b < B; ++b) sa += part_a[b * E * N + i];
-      dA[i] = sa;
-    }
-#pragma omp for schedule(static)
-    for (int64_t d = 0; d < E; ++d) {
-      T sd = 0, sbias = 0;
-      for (int64_t b = 0; b < B; ++b) {
-        sd += part_d[b * E + d];
-        sbias += part_bias[b * E + d];
-      }
-      dD[d] = sd;
-      if (dbias) dbias[d] = sbias;
-    }
+    ReducePartials(v, p, o);
   }
 }
 
