@@ -47,6 +47,7 @@ def op_family(
         test_deps = [],
         cuda = "kernels",
         cuda_deps = [],
+        cu_srcs = None,
         cu_hdrs = [],
         cuda_test_deps = [],
         benchmarks = {},
@@ -66,7 +67,8 @@ def op_family(
       cuda: "kernels" (<name>.cu, <name>_kernels.h and <name>_cuda.cc), "host" (only
         <name>_cuda.cc, e.g. cuBLAS calls) or None.
       cuda_deps: extra deps of :<name>_cuda.
-      cu_hdrs: further headers the .cu includes (paths relative to mimetic/ops).
+      cu_srcs: the .cu files in the folder; default [<name>.cu].
+      cu_hdrs: further headers the .cu files include (paths relative to mimetic/ops).
       cuda_test_deps: extra deps of <name>_cuda_consistency_test (kernels of other ops the cases use).
       benchmarks: {binary name: deps}; the source is <name>/<binary name>.cc.
       cuda_visibility: visibility of :<name>_cuda (default private: link :cuda_backend instead).
@@ -124,7 +126,7 @@ def op_family(
     if cuda == "kernels":
         cuda_library(
             name = name + "_kernels_cuda",
-            srcs = [folder + name + ".cu"],
+            srcs = [folder + f for f in (cu_srcs if cu_srcs != None else [name + ".cu"])],
             hdrs = [folder + name + "_kernels.h"],
             cu_hdrs = cu_hdrs,
             tags = ["cuda"],
