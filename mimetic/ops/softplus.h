@@ -6,7 +6,7 @@
 // softplus(dt), dt)`) and of PyTorch's F.softplus (beta 1, threshold 20), so float64 results match
 // theirs bit for bit. Above 20, log1p(e^-x) < 2.1e-9 is below half an ulp of x in float32.
 // The vectorised float32 CPU kernels use fast_math::Softplus (mimetic/ops/cpu/fast_math.h), a
-// polynomial evaluation of the same function with the same threshold (relative error < 2.5e-7).
+// polynomial evaluation of the same function with the same threshold (relative error < 2e-7).
 //
 // Usable in host code and in CUDA device code (nvcc maps std::exp / std::log1p to the device math
 // library). Usage:
