@@ -18,7 +18,7 @@ std::atomic<bool> g_poison{std::getenv("MIMETIC_POISON_OUTPUTS") != nullptr &&
 void* (*g_cuda_stream_provider)() = nullptr;
 
 std::vector<Tensor> Errors(size_t n, const absl::Status& status) {
-  return std::vector<Tensor>(n == 0 ? 1 : n, Tensor::Error(status));
+  return std::vector<Tensor>(n, Tensor::Error(status));
 }
 
 }  // namespace
@@ -95,24 +95,28 @@ std::vector<Tensor> Call(const OpPtr& op, std::vector<Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].ok()) {
       // Pass the first error along unchanged: it already names the op that failed.
-      return Errors(1, inputs[i].status());
+      return Errors(op->num_outputs(), inputs[i].status());
     }
     metas.push_back(inputs[i].meta());
   }
   for (size_t i = 1; i < metas.size(); ++i) {
     if (metas[i].device != metas[0].device) {
-      return Errors(1, absl::InvalidArgumentError(absl::StrCat(
-                           DescribeCall(*op, metas), ": inputs are on different devices (input 0 on ",
-                           DeviceName(metas[0].device), ", input ", i, " on ", DeviceName(metas[i].device),
-                           "); expected one device")));
+      return Errors(op->num_outputs(),
+                    absl::InvalidArgumentError(absl::StrCat(
+                        DescribeCall(*op, metas), ": inputs are on different devices (input 0 on ",
+                        DeviceName(metas[0].device), ", input ", i, " on ", DeviceName(metas[i].device),
+                        "); expected one device")));
     }
   }
   absl::StatusOr<std::vector<TensorMeta>> out_metas = op->InferMeta(metas);
   if (!out_metas.ok()) {
-    return Errors(1, absl::Status(out_metas.status().code(),
-                                  absl::StrCat(DescribeCall(*op, metas), ": ", out_metas.status().message())));
+    return Errors(op->num_outputs(),
+                  absl::Status(out_metas.status().code(),
+                               absl::StrCat(DescribeCall(*op, metas), ": ", out_metas.status().message())));
   }
   const size_t n_out = out_metas->size();
+  MIMETIC_CHECK(n_out == op->num_outputs()) << "op " << op->name() << " inferred " << n_out
+                                            << " outputs; its num_outputs() is " << op->num_outputs();
   std::vector<Tensor> outputs;
   outputs.reserve(n_out);
   if (op->IsView()) {

@@ -47,6 +47,10 @@ class Op {
   virtual const char* name() const = 0;
   // Static attributes for errors and signatures, e.g. "transpose_a=1". Empty by default.
   virtual std::string AttrString() const { return ""; }
+  // How many tensors Call returns: InferMeta gives exactly this many metas, and on failure every
+  // output is the error tensor, so callers index outputs[0..num_outputs()) without patching.
+  // Ops with several outputs (fused backward primitives, split) override it.
+  virtual size_t num_outputs() const { return 1; }
   // Output metadata for these inputs, or InvalidArgument naming what does not fit and what was
   // expected. The dispatcher prefixes the op name and input metadata.
   virtual absl::StatusOr<std::vector<TensorMeta>> InferMeta(absl::Span<const TensorMeta> in) const = 0;
@@ -74,10 +78,10 @@ class Op {
 
 using OpPtr = std::shared_ptr<const Op>;
 
-// Runs `op` on `inputs`. Never crashes on bad input: if an input is an error tensor, or inference
-// fails, or the kernel fails, every output is an error tensor whose status names the op and the
-// input shapes. Inputs must all live on one device; the backend follows from it (CPU: the current
-// CpuBackend(); CUDA: kCuda).
+// Runs `op` on `inputs` and returns op->num_outputs() tensors. Never crashes on bad input: if an
+// input is an error tensor, or inference fails, or the kernel fails, every output is an error
+// tensor whose status names the op and the input shapes. Inputs must all live on one device; the backend
+// follows from it (CPU: the current CpuBackend(); CUDA: kCuda).
 std::vector<Tensor> Call(const OpPtr& op, std::vector<Tensor> inputs);
 
 // The backend used for CPU tensors on this thread (default kCpu).

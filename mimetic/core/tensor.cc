@@ -94,13 +94,19 @@ Storage::~Storage() {
 
 int64_t Storage::allocation_count() { return g_allocations.load(std::memory_order_relaxed); }
 
-Tensor::Tensor() {
-  // One shared error object: default construction stays allocation-free.
-  static const auto* const kEmpty =
-      new std::shared_ptr<const absl::Status>(std::make_shared<const absl::Status>(
-          absl::FailedPreconditionError("empty tensor")));
-  error_ = *kEmpty;
+namespace {
+// The error object of every absent tensor: one shared instance, so default construction stays
+// allocation-free and absent() is a pointer comparison.
+const std::shared_ptr<const absl::Status>& AbsentError() {
+  static const auto* const kAbsent = new std::shared_ptr<const absl::Status>(
+      std::make_shared<const absl::Status>(absl::FailedPreconditionError("empty tensor")));
+  return *kAbsent;
 }
+}  // namespace
+
+Tensor::Tensor() : error_(AbsentError()) {}
+
+bool Tensor::absent() const { return error_ == AbsentError(); }
 
 absl::StatusOr<Tensor> Tensor::Uninitialized(const TensorMeta& meta) {
   for (int64_t d : meta.shape) {

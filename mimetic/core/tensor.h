@@ -97,8 +97,12 @@ const CudaMemoryHooks& GetCudaMemoryHooks();
 
 class Tensor {
  public:
-  // An empty tensor: holds the error "empty tensor" (default-constructed, never assigned).
+  // An absent tensor: no value. Stands for an optional input that was not given (a gate, a bias),
+  // a zero cotangent (dlast_state) and a Vjp's answer for a non-differentiable input. Tell it apart
+  // with absent(), never by its status text. It is not ok(): used as a value, it fails with the
+  // error "empty tensor" (FailedPrecondition), so a forgotten input still gives a clear error.
   Tensor();
+  static Tensor Absent() { return Tensor(); }
 
   // Zero-filled tensor. Fails on a negative dimension or an unavailable device.
   static absl::StatusOr<Tensor> Zeros(const Shape& shape, DType dtype = DType::kF32,
@@ -121,6 +125,9 @@ class Tensor {
   static Tensor Wrap(std::shared_ptr<Storage> storage, const TensorMeta& meta);
 
   bool ok() const { return error_ == nullptr; }
+  // True only for a default-constructed (or Absent()) tensor and its copies; false for values and for
+  // error tensors, even one whose message is "empty tensor".
+  bool absent() const;
   absl::Status status() const;
 
   const TensorMeta& meta() const { return meta_; }

@@ -171,6 +171,20 @@ TEST(TensorTest, ErrorTensorCarriesItsStatus) {
   EXPECT_EQ(copy.status(), e.status());
 }
 
+// Absence is a state of its own, recognised by identity and not by the status text.
+TEST(TensorTest, AbsentIsADistinctState) {
+  EXPECT_TRUE(Tensor().absent());
+  EXPECT_TRUE(Tensor::Absent().absent());
+  const Tensor copy = Tensor::Absent();
+  EXPECT_TRUE(Tensor(copy).absent());
+  EXPECT_FALSE(Tensor::Error(absl::FailedPreconditionError("empty tensor")).absent());
+  EXPECT_FALSE(Tensor::Error(Tensor().status()).absent());
+  EXPECT_FALSE(Tensor::Zeros({2}).value().absent());
+  Tensor assigned;
+  assigned = Tensor::Zeros({1}).value();
+  EXPECT_FALSE(assigned.absent());
+}
+
 TEST(TensorTest, DefaultTensorIsEmptyTensorError) {
   Tensor t;
   EXPECT_FALSE(t.ok());

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/init/transform.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/shape/shape.h"
 #include "mimetic/train/checkpoint.h"
 
 namespace mimetic::experiments {

@@ -19,7 +19,7 @@
 #include "mimetic/experiments/threads.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/attention_maps.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/shape/shape.h"
 #include "mimetic/train/checkpoint.h"
 #include "mimetic/train/evaluate.h"
 #include "mimetic/train/metrics_log.h"

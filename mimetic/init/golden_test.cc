@@ -18,8 +18,8 @@
 #include "mimetic/init/safetensors.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/cross_entropy.h"
-#include "mimetic/ops/elementwise.h"
+#include "mimetic/ops/cross_entropy/cross_entropy.h"
+#include "mimetic/ops/elementwise/elementwise.h"
 
 namespace mimetic::init {
 namespace {

@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/attention.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/attention/attention.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::models {
 

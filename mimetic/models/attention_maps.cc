@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/models/mixers.h"
-#include "mimetic/ops/attention.h"
+#include "mimetic/ops/attention/attention.h"
 
 namespace mimetic::models {
 namespace {

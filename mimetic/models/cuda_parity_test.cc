@@ -9,7 +9,7 @@
 #include "mimetic/core/random.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/test_specs.h"
-#include "mimetic/ops/cross_entropy.h"
+#include "mimetic/ops/cross_entropy/cross_entropy.h"
 
 namespace mimetic::models {
 namespace {

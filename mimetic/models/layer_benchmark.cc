@@ -32,8 +32,8 @@
 #include "mimetic/models/lm.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/reduce.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/reduce/reduce.h"
 
 namespace mimetic::models {
 namespace {

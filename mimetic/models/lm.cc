@@ -7,11 +7,11 @@
 #include "mimetic/models/mixers.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/embedding.h"
-#include "mimetic/ops/matmul.h"
-#include "mimetic/ops/norm.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/embedding/embedding.h"
+#include "mimetic/ops/matmul/matmul.h"
+#include "mimetic/ops/norm/norm.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::models {
 namespace {

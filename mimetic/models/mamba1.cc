@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/conv1d.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/matmul.h"
-#include "mimetic/ops/selective_scan.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/conv1d/conv1d.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/matmul/matmul.h"
+#include "mimetic/ops/selective_scan/selective_scan.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::models {
 

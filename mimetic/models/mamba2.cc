@@ -8,12 +8,12 @@
 #include "mimetic/models/param_access.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/conv1d.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/matmul.h"
-#include "mimetic/ops/norm.h"
-#include "mimetic/ops/shape.h"
-#include "mimetic/ops/ssd.h"
+#include "mimetic/ops/conv1d/conv1d.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/matmul/matmul.h"
+#include "mimetic/ops/norm/norm.h"
+#include "mimetic/ops/shape/shape.h"
+#include "mimetic/ops/ssd/ssd.h"
 
 namespace mimetic::models {
 

@@ -1,7 +1,7 @@
 #include "mimetic/models/param_access.h"
 
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/matmul.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/matmul/matmul.h"
 
 namespace mimetic::models {
 

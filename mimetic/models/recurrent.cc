@@ -7,6 +7,7 @@
 #include "mimetic/models/mixers.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
+#include "mimetic/ops/softplus.h"
 
 namespace mimetic::models {
 namespace {
@@ -30,7 +31,6 @@ class HostParams {
 
 double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double Silu(double x) { return x * Sigmoid(x); }
-double Softplus(double x) { return x > 20 ? x : std::log1p(std::exp(x)); }
 
 // y (B, out) = x (B, in) @ W^T (+ b), W (out, in).
 std::vector<float> Linear(const std::vector<float>& x, int64_t B, int64_t in, const std::vector<float>& w,
@@ -137,7 +137,7 @@ absl::StatusOr<std::vector<float>> Mamba1HostStep(const HostParams& p, const Mam
     for (int64_t e = 0; e < d.E; ++e) {
       double pre = dtb[e];
       for (int64_t r = 0; r < d.R; ++r) pre += double(dt_low[r]) * dtw[e * d.R + r];
-      const double delta = Softplus(pre);
+      const double delta = ops::Softplus(pre);
       const double xv = xc[b * d.E + e];
       float* h = st->ssm.data() + (b * d.E + e) * d.N;
       double acc = 0;
@@ -182,7 +182,7 @@ absl::StatusOr<std::vector<float>> Mamba2HostStep(const HostParams& p, const Mam
     const float* cm = conv.data() + b * C + (in.C.begin - in.xBC().begin);
     for (int64_t h = 0; h < d.H; ++h) {
       const int64_t g = h / (d.H / d.G);
-      const double delta = Softplus(double(dt[h]) + dt_bias[h]);
+      const double delta = ops::Softplus(double(dt[h]) + dt_bias[h]);
       const double dA = std::exp(delta * -std::exp(s.a_log_scale() * a_log[h]));
       for (int64_t q = 0; q < d.P; ++q) {
         const double xv = x[h * d.P + q];

@@ -6,10 +6,10 @@
 #include "mimetic/core/autodiff.h"
 #include "mimetic/core/builtin_ops.h"
 #include "mimetic/models/lm.h"
-#include "mimetic/ops/cross_entropy.h"
-#include "mimetic/ops/elementwise.h"
-#include "mimetic/ops/reduce.h"
-#include "mimetic/ops/shape.h"
+#include "mimetic/ops/cross_entropy/cross_entropy.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/reduce/reduce.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::train {
 

@@ -16,7 +16,7 @@
 #include "mimetic/core/tree_jit.h"
 #include "mimetic/data/batch.h"
 #include "mimetic/models/model_spec.pb.h"
-#include "mimetic/ops/adamw.h"
+#include "mimetic/ops/adamw/adamw.h"
 
 namespace mimetic::train {
 

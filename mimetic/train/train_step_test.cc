@@ -7,7 +7,7 @@
 #include "mimetic/init/mimetic.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/spec.h"
-#include "mimetic/ops/adamw.h"
+#include "mimetic/ops/adamw/adamw.h"
 #include "mimetic/train/schedule.h"
 
 namespace mimetic::train {

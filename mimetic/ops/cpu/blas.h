@@ -1,0 +1,49 @@
+// The one cblas wrapper of the CPU kernels: row-major GEMM for float and double with the edge cases
+// OpenBLAS leaves to the caller (an empty C returns at once; k == 0 with beta == 0 zero-fills C,
+// which is then never read).
+//
+//   // C (m, n) = A (m, k) Bᵀ (n, k): a row-major product, B transposed.
+//   cpu::Gemm(/*trans_a=*/false, /*trans_b=*/true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+#ifndef MIMETIC_OPS_CPU_BLAS_H_
+#define MIMETIC_OPS_CPU_BLAS_H_
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mimetic::ops::cpu {
+
+namespace internal {
+inline bool GemmIsTrivial(int64_t m, int64_t n, int64_t k, bool beta_is_zero, int64_t ldc, float* c_f,
+                          double* c_d) {
+  if (m == 0 || n == 0) return true;
+  if (k != 0) return false;
+  if (beta_is_zero) {
+    for (int64_t i = 0; i < m; ++i) {
+      if (c_f != nullptr) std::fill(c_f + i * ldc, c_f + i * ldc + n, 0.0f);
+      if (c_d != nullptr) std::fill(c_d + i * ldc, c_d + i * ldc + n, 0.0);
+    }
+  }
+  return true;
+}
+}  // namespace internal
+
+// C (m, n) = alpha op(A) op(B) + beta C, row-major with leading dimensions; op(X) = Xᵀ when trans_x.
+inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (internal::GemmIsTrivial(m, n, k, beta == 0, ldc, c, nullptr)) return;
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                 int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (internal::GemmIsTrivial(m, n, k, beta == 0, ldc, nullptr, c)) return;
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n,
+              k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace mimetic::ops::cpu
+
+#endif  // MIMETIC_OPS_CPU_BLAS_H_

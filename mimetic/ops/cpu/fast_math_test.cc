@@ -1,0 +1,174 @@
+#include "mimetic/ops/cpu/fast_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace mimetic::ops::fast_math {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kMinNormal = std::numeric_limits<float>::min();
+
+// The float `steps` representable values above x (toward +inf), through the ordered integer view of
+// the bit patterns (-0 and +0 are one point).
+float Advance(float x, int32_t steps) {
+  const int32_t b = __builtin_bit_cast(int32_t, x);
+  const int64_t ord = (b < 0 ? -int64_t{b & 0x7fffffff} : int64_t{b}) + steps;
+  const int32_t out =
+      ord < 0 ? static_cast<int32_t>(0x80000000u | static_cast<uint32_t>(-ord)) : static_cast<int32_t>(ord);
+  return __builtin_bit_cast(float, out);
+}
+
+struct Errors {
+  double max_rel = 0, max_ulp = 0, max_abs = 0;
+  float worst = 0;
+};
+
+// The errors of f against the double-precision ref at every `stride`-th float in [lo, hi] (and hi).
+// ulp: in units of the last place of the rounded exact result.
+template <typename F, typename R>
+Errors Sweep(F f, R ref, float lo, float hi, int32_t stride) {
+  Errors e;
+  for (float x = lo;; x = Advance(x, stride)) {
+    if (x > hi) x = hi;
+    const double want = ref(static_cast<double>(x));
+    const float wf = static_cast<float>(want);
+    const double ulp = static_cast<double>(std::nextafter(std::abs(wf), kInf)) - std::abs(wf);
+    const double err = std::abs(static_cast<double>(f(x)) - want);
+    if (err / ulp > e.max_ulp) e.max_ulp = err / ulp;
+    if (err > e.max_abs) e.max_abs = err;
+    if (want != 0.0 && err / std::abs(want) > e.max_rel) {
+      e.max_rel = err / std::abs(want);
+      e.worst = x;
+    }
+    if (x == hi) break;
+  }
+  return e;
+}
+
+double ExactExp(double x) { return std::exp(x); }
+double ExactSigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double ExactSoftplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
+
+TEST(FastMathTest, ExpIsFaithfulOverTheNormalRange) {
+  // exp(x) is a normal float for x in [-87.33, 88.72].
+  const Errors e = Sweep(Exp, ExactExp, -87.33f, 88.72f, 61);
+  EXPECT_LT(e.max_ulp, 1.0) << "at x = " << e.worst;
+  EXPECT_LT(e.max_rel, 8e-8) << "at x = " << e.worst;
+  // Near 0 (the softmax's largest terms) and the exact points.
+  EXPECT_LT(Sweep(Exp, ExactExp, -1.0f, 1.0f, 7).max_ulp, 1.0);
+  EXPECT_EQ(Exp(0.0f), 1.0f);
+  EXPECT_EQ(Exp(-0.0f), 1.0f);
+}
+
+TEST(FastMathTest, ExpUnderflowsToDenormalsThenZero) {
+  // Denormal results are rounded once: within one denormal step (2^-149) of the exact value.
+  const Errors e = Sweep(Exp, ExactExp, -103.9f, -87.34f, 13);
+  EXPECT_LE(e.max_abs, std::numeric_limits<float>::denorm_min());
+  EXPECT_GT(Exp(-100.0f), 0.0f);
+  EXPECT_LT(Exp(-100.0f), kMinNormal);
+  EXPECT_EQ(Exp(-104.0f), 0.0f);
+  EXPECT_EQ(Exp(-1000.0f), 0.0f);
+  EXPECT_EQ(Exp(-kInf), 0.0f);
+  EXPECT_EQ(Exp(-std::numeric_limits<float>::max()), 0.0f);
+}
+
+TEST(FastMathTest, ExpOverflowsToInfinity) {
+  EXPECT_LT(Exp(88.72f), kInf);
+  EXPECT_NEAR(Exp(88.72f) / std::exp(double{88.72f}), 1.0, 1e-7);
+  EXPECT_EQ(Exp(88.73f), kInf);
+  EXPECT_EQ(Exp(89.0f), kInf);
+  EXPECT_EQ(Exp(1000.0f), kInf);
+  EXPECT_EQ(Exp(kInf), kInf);
+  EXPECT_EQ(Exp(std::numeric_limits<float>::max()), kInf);
+}
+
+TEST(FastMathTest, ExpPropagatesNaN) {
+  EXPECT_TRUE(std::isnan(Exp(kNaN)));
+  EXPECT_TRUE(std::isnan(Exp(-kNaN)));
+}
+
+TEST(FastMathTest, Exp2IsAccurateInRangeAndSaturatesOutside) {
+  const Errors e = Sweep(
+      Exp2, [](double u) { return std::exp2(u); }, -126.0f, 127.0f, 61);
+  EXPECT_LT(e.max_rel, 1e-7) << "at u = " << e.worst;
+  EXPECT_EQ(Exp2(0.0f), 1.0f);
+  EXPECT_EQ(Exp2(10.0f), 1024.0f);
+  EXPECT_EQ(Exp2(-3.0f), 0.125f);
+  // Saturation: 2^-126.5 (8.3e-39) below (never 0), 2^127.5 (2.4e38) above (never inf).
+  for (float u : {-126.6f, -150.0f, -1000.0f, -kInf}) {
+    EXPECT_NEAR(Exp2(u), std::exp2(-126.5), 1e-45) << u;
+  }
+  for (float u : {128.0f, 1000.0f, kInf}) {
+    EXPECT_LT(Exp2(u), kInf) << u;
+    EXPECT_NEAR(Exp2(u) / std::exp2(127.5), 1.0, 1e-7) << u;
+  }
+  EXPECT_TRUE(std::isnan(Exp2(kNaN)));
+}
+
+TEST(FastMathTest, Log1pUnitIsAccurateOnTheUnitInterval) {
+  const Errors e = Sweep(
+      Log1pUnit, [](double u) { return std::log1p(u); }, 0.0f, 1.0f, 31);
+  EXPECT_LT(e.max_rel, 1.3e-7) << "at u = " << e.worst;
+  EXPECT_LT(e.max_abs, 1e-7);
+  EXPECT_EQ(Log1pUnit(0.0f), 0.0f);
+  // Tiny u, where 1 + u rounds to 1: log1p(u) = u.
+  for (float u : {1e-8f, 1e-20f, kMinNormal, std::numeric_limits<float>::denorm_min()}) {
+    EXPECT_EQ(Log1pUnit(u), u) << u;
+  }
+  EXPECT_NEAR(Log1pUnit(1.0f), std::log(2.0), 1e-7);
+}
+
+TEST(FastMathTest, SigmoidHasRelativeAccuracyEverywhere) {
+  // Negative x down to where the result is a normal float (x > -87.3), positive x up to where it is 1.
+  const Errors e = Sweep(Sigmoid, ExactSigmoid, -87.3f, 40.0f, 37);
+  EXPECT_LT(e.max_rel, 2e-7) << "at x = " << e.worst;
+  const Errors mid = Sweep(Sigmoid, ExactSigmoid, -16.0f, 16.0f, 7);
+  EXPECT_LT(mid.max_rel, 2e-7) << "at x = " << mid.worst;
+  EXPECT_EQ(Sigmoid(0.0f), 0.5f);
+  EXPECT_EQ(Sigmoid(20.0f), 1.0f);
+  EXPECT_EQ(Sigmoid(100.0f), 1.0f);
+  EXPECT_EQ(Sigmoid(kInf), 1.0f);
+  // Denormal results, then 0.
+  EXPECT_LE(Sweep(Sigmoid, ExactSigmoid, -103.9f, -87.34f, 101).max_abs,
+            std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(Sigmoid(-104.0f), 0.0f);
+  EXPECT_EQ(Sigmoid(-kInf), 0.0f);
+  EXPECT_TRUE(std::isnan(Sigmoid(kNaN)));
+}
+
+TEST(FastMathTest, SoftplusHasRelativeAccuracyEverywhere) {
+  const Errors e = Sweep(Softplus, ExactSoftplus, -87.3f, 40.0f, 37);
+  EXPECT_LT(e.max_rel, 2e-7) << "at x = " << e.worst;
+  const Errors mid = Sweep(Softplus, ExactSoftplus, -16.0f, 16.0f, 7);
+  EXPECT_LT(mid.max_rel, 2e-7) << "at x = " << mid.worst;
+  EXPECT_NEAR(Softplus(0.0f), std::log(2.0), 1e-7);
+}
+
+TEST(FastMathTest, SoftplusThresholdIsTwenty) {
+  // At and below 20 the formula; above, x itself. Both sides agree with the exact value (which
+  // rounds to x there: log1p(e^-20) = 2e-9 < ulp(20) / 2).
+  for (float x = 19.0f; x <= 21.0f; x = Advance(x, 1001)) {
+    EXPECT_EQ(Softplus(x), static_cast<float>(ExactSoftplus(x))) << x;
+  }
+  EXPECT_EQ(Softplus(std::nextafter(20.0f, kInf)), std::nextafter(20.0f, kInf));
+  EXPECT_EQ(Softplus(1e30f), 1e30f);
+  EXPECT_EQ(Softplus(kInf), kInf);
+}
+
+TEST(FastMathTest, SoftplusUnderflowAndNaN) {
+  EXPECT_LE(Sweep(Softplus, ExactSoftplus, -103.9f, -87.34f, 101).max_abs,
+            std::numeric_limits<float>::denorm_min());
+  EXPECT_EQ(Softplus(-104.0f), 0.0f);
+  EXPECT_EQ(Softplus(-1e30f), 0.0f);
+  EXPECT_EQ(Softplus(-kInf), 0.0f);
+  EXPECT_TRUE(std::isnan(Softplus(kNaN)));
+}
+
+}  // namespace
+}  // namespace mimetic::ops::fast_math

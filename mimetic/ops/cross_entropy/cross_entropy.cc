@@ -1,0 +1,249 @@
+#include "mimetic/ops/cross_entropy/cross_entropy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "mimetic/ops/cpu/fast_math.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::DType;
+using core::Shape;
+using core::ShapeString;
+using core::TensorMeta;
+
+// Below this many logits a parallel region costs more than it saves.
+constexpr int64_t kParallelElements = 1 << 15;
+
+// Checks logits (..., V), targets (...) i32 and mask (...) of logits' dtype.
+absl::Status CheckInputs(absl::Span<const TensorMeta> in) {
+  const TensorMeta& logits = in[0];
+  const TensorMeta& targets = in[1];
+  const TensorMeta& mask = in[2];
+  if (logits.dtype == DType::kI32 || logits.shape.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("logits are ", logits.DebugString(), "; expected (..., V) f32 or f64 logits"));
+  }
+  const Shape rows(logits.shape.begin(), logits.shape.end() - 1);
+  if (targets.dtype != DType::kI32 || targets.shape != rows) {
+    return absl::InvalidArgumentError(absl::StrCat("targets are ", targets.DebugString(),
+                                                   "; expected i32 targets ", ShapeString(rows),
+                                                   " (the logits' shape without V)"));
+  }
+  if (mask.dtype != logits.dtype || mask.shape != rows) {
+    return absl::InvalidArgumentError(absl::StrCat("mask is ", mask.DebugString(), "; expected a ",
+                                                   core::DTypeName(logits.dtype), ShapeString(rows),
+                                                   " mask (the logits' dtype and shape without V)"));
+  }
+  return absl::OkStatus();
+}
+
+// sum(mask), after checking every target under a nonzero mask lies in [0, V).
+template <typename T>
+absl::StatusOr<double> MaskSum(const Tensor& targets, const Tensor& mask, int64_t v) {
+  const int32_t* t = targets.data<int32_t>();
+  const T* m = mask.data<T>();
+  const int64_t rows = targets.numel();
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (m[r] != T(0) && (t[r] < 0 || t[r] >= v)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("target ", t[r], " at flat position ", r, " (mask ", static_cast<double>(m[r]),
+                       ") is out of range; expected targets in [0, V) with V=", v, " wherever mask != 0"));
+    }
+    sum += static_cast<double>(m[r]);
+  }
+  return sum;
+}
+
+// ---- Reference: double precision, std::exp, one row at a time. ----
+
+template <typename T>
+double ReferenceLogSumExp(const T* x, int64_t v) {
+  double mx = -INFINITY;
+  for (int64_t i = 0; i < v; ++i) mx = std::max(mx, static_cast<double>(x[i]));
+  double s = 0;
+  for (int64_t i = 0; i < v; ++i) s += std::exp(static_cast<double>(x[i]) - mx);
+  return mx + std::log(s);
+}
+
+template <typename T>
+absl::Status ReferenceForward(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t v = in[0].dim(-1);
+  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
+  const T* x = in[0].data<T>();
+  const int32_t* t = in[1].data<int32_t>();
+  const T* m = in[2].data<T>();
+  double total = 0;
+  for (int64_t r = 0; r < in[1].numel(); ++r) {
+    if (m[r] == T(0)) continue;
+    const T* row = x + r * v;
+    total += static_cast<double>(m[r]) * (ReferenceLogSumExp(row, v) - static_cast<double>(row[t[r]]));
+  }
+  out.mutable_data<T>()[0] = static_cast<T>(mask_sum == 0 ? 0.0 : total / mask_sum);
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status ReferenceBackward(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t v = in[0].dim(-1);
+  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
+  const T* x = in[0].data<T>();
+  const int32_t* t = in[1].data<int32_t>();
+  const T* m = in[2].data<T>();
+  const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(in[3].data<T>()[0]) / mask_sum;
+  T* dx = out.mutable_data<T>();
+  for (int64_t r = 0; r < in[1].numel(); ++r) {
+    const T* row = x + r * v;
+    T* drow = dx + r * v;
+    if (m[r] == T(0) || scale == 0) {
+      std::fill(drow, drow + v, T(0));
+      continue;
+    }
+    const double lse = ReferenceLogSumExp(row, v);
+    const double c = scale * static_cast<double>(m[r]);
+    for (int64_t i = 0; i < v; ++i) {
+      drow[i] = static_cast<T>(c * (std::exp(static_cast<double>(row[i]) - lse) - (i == t[r] ? 1.0 : 0.0)));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// ---- Fast f32: vectorised exp, OpenMP over rows. ----
+
+// exp(x) for x <= 0 (the max-subtracted logits): fast_math's branch-free one, so loops over V vectorise.
+using fast_math::Exp;
+
+inline float RowMax(const float* x, int64_t v) {
+  float mx = -INFINITY;
+#pragma omp simd reduction(max : mx)
+  for (int64_t i = 0; i < v; ++i) mx = std::max(mx, x[i]);
+  return mx;
+}
+
+absl::Status FastForward(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t v = in[0].dim(-1);
+  const int64_t rows = in[1].numel();
+  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<float>(in[1], in[2], v));
+  const float* x = in[0].data<float>();
+  const int32_t* t = in[1].data<int32_t>();
+  const float* m = in[2].data<float>();
+  // Per-row terms, summed serially afterwards: a fixed order, so the same bits every run.
+  std::vector<double> terms(rows);
+#pragma omp parallel for schedule(static) if (rows * v >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (m[r] == 0.f) {
+      terms[r] = 0;
+      continue;
+    }
+    const float* row = x + r * v;
+    const float mx = RowMax(row, v);
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < v; ++i) s += Exp(row[i] - mx);
+    terms[r] = static_cast<double>(m[r]) *
+               (static_cast<double>(mx) + std::log(static_cast<double>(s)) - static_cast<double>(row[t[r]]));
+  }
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) total += terms[r];
+  out.mutable_data<float>()[0] = static_cast<float>(mask_sum == 0 ? 0.0 : total / mask_sum);
+  return absl::OkStatus();
+}
+
+absl::Status FastBackward(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t v = in[0].dim(-1);
+  const int64_t rows = in[1].numel();
+  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<float>(in[1], in[2], v));
+  const float* x = in[0].data<float>();
+  const int32_t* t = in[1].data<int32_t>();
+  const float* m = in[2].data<float>();
+  const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(in[3].data<float>()[0]) / mask_sum;
+  float* dx = out.mutable_data<float>();
+#pragma omp parallel for schedule(static) if (rows * v >= kParallelElements)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * v;
+    float* drow = dx + r * v;
+    if (m[r] == 0.f || scale == 0) {
+      std::fill(drow, drow + v, 0.f);
+      continue;
+    }
+    // drow = exp(row - max) first, then one scaling pass: a single exp per logit.
+    const float mx = RowMax(row, v);
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < v; ++i) {
+      const float e = Exp(row[i] - mx);
+      drow[i] = e;
+      s += e;
+    }
+    const double c = scale * static_cast<double>(m[r]);
+    const float c_over_s = static_cast<float>(c / static_cast<double>(s));
+#pragma omp simd
+    for (int64_t i = 0; i < v; ++i) drow[i] *= c_over_s;
+    drow[t[r]] -= static_cast<float>(c);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<TensorMeta>> MaskedCrossEntropyOp::InferMeta(
+    absl::Span<const TensorMeta> in) const {
+  if (in.size() != 3) return absl::InvalidArgumentError(absl::StrCat("expected 3 inputs, got ", in.size()));
+  RETURN_IF_ERROR(CheckInputs(in));
+  return std::vector<TensorMeta>{TensorMeta{{}, in[0].dtype, in[0].device}};
+}
+
+absl::Status MaskedCrossEntropyOp::ComputeReference(absl::Span<const Tensor> in,
+                                                    absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) return ReferenceForward<double>(in, out[0]);
+  return ReferenceForward<float>(in, out[0]);
+}
+
+absl::Status MaskedCrossEntropyOp::ComputeCpu(absl::Span<const Tensor> in,
+                                              absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) return ReferenceForward<double>(in, out[0]);
+  return FastForward(in, out[0]);
+}
+
+std::vector<Tensor> MaskedCrossEntropyOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                              absl::Span<const Tensor> out_grads) const {
+  return {MaskedCrossEntropyBackward(in[0], in[1], in[2], out_grads[0]), Tensor(), Tensor()};
+}
+
+absl::StatusOr<std::vector<TensorMeta>> MaskedCrossEntropyBackwardOp::InferMeta(
+    absl::Span<const TensorMeta> in) const {
+  if (in.size() != 4) return absl::InvalidArgumentError(absl::StrCat("expected 4 inputs, got ", in.size()));
+  RETURN_IF_ERROR(CheckInputs(in));
+  if (in[3].dtype != in[0].dtype || !in[3].shape.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("g is ", in[3].DebugString(), "; expected a rank-0 ",
+                                                   core::DTypeName(in[0].dtype), " cotangent"));
+  }
+  return std::vector<TensorMeta>{in[0]};
+}
+
+absl::Status MaskedCrossEntropyBackwardOp::ComputeReference(absl::Span<const Tensor> in,
+                                                            absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) return ReferenceBackward<double>(in, out[0]);
+  return ReferenceBackward<float>(in, out[0]);
+}
+
+absl::Status MaskedCrossEntropyBackwardOp::ComputeCpu(absl::Span<const Tensor> in,
+                                                      absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) return ReferenceBackward<double>(in, out[0]);
+  return FastBackward(in, out[0]);
+}
+
+Tensor MaskedCrossEntropy(const Tensor& logits, const Tensor& targets, const Tensor& mask) {
+  return core::Call(std::make_shared<MaskedCrossEntropyOp>(), {logits, targets, mask})[0];
+}
+
+Tensor MaskedCrossEntropyBackward(const Tensor& logits, const Tensor& targets, const Tensor& mask,
+                                  const Tensor& g) {
+  return core::Call(std::make_shared<MaskedCrossEntropyBackwardOp>(), {logits, targets, mask, g})[0];
+}
+
+}  // namespace mimetic::ops

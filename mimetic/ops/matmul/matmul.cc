@@ -1,0 +1,224 @@
+#include "mimetic/ops/matmul/matmul.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "mimetic/ops/cpu/blas.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::DType;
+using core::Shape;
+using core::ShapeString;
+using core::TensorMeta;
+
+// OpenBLAS runs a GEMM on one thread below this many multiply-adds (SMP_THRESHOLD_MIN *
+// GEMM_MULTITHREAD_THRESHOLD = 65536 * 4 in interface/gemm.c); smaller GEMMs of a batch are run in
+// parallel over the batch instead, so both cores work without nesting OpenBLAS threads.
+constexpr int64_t kBlasSingleThreadMacs = 65536 * 4;
+
+Shape BatchDims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
+
+int64_t Product(const Shape& s) {
+  int64_t p = 1;
+  for (int64_t d : s) p *= d;
+  return p;
+}
+
+template <typename T>
+void ReferenceGemms(const GemmPlan& p, const T* a, const T* b, T* c, int64_t c_numel) {
+  // Double accumulation over k and over the batch (sum mode), rounded once at the end.
+  std::vector<double> acc(c_numel, 0.0);
+  for (int64_t i = 0; i < p.batch; ++i) {
+    const T* ai = a + i * p.stride_a;
+    const T* bi = b + i * p.stride_b;
+    double* ci = acc.data() + i * p.stride_c;
+    for (int64_t m = 0; m < p.m; ++m) {
+      for (int64_t n = 0; n < p.n; ++n) {
+        double s = 0;
+        for (int64_t k = 0; k < p.k; ++k) {
+          const double x = p.transpose_a ? ai[k * p.lda + m] : ai[m * p.lda + k];
+          const double y = p.transpose_b ? bi[n * p.ldb + k] : bi[k * p.ldb + n];
+          s += x * y;
+        }
+        ci[m * p.ldc + n] += s;
+      }
+    }
+  }
+  for (int64_t e = 0; e < c_numel; ++e) c[e] = static_cast<T>(acc[e]);
+}
+
+template <typename T>
+void BlasGemm(const GemmPlan& p, const T* a, const T* b, T beta, T* c) {
+  cpu::Gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, T(1), a, p.lda, b, p.ldb, beta, c, p.ldc);
+}
+
+template <typename T>
+void BlasGemms(const GemmPlan& p, const T* a, const T* b, T* c) {
+  if (p.accumulate) {
+    // Sequential beta = 1 accumulation: a fixed summation order, so the same bits every run.
+    for (int64_t i = 0; i < p.batch; ++i) {
+      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, i == 0 ? T(0) : T(1), c);
+    }
+  } else if (p.batch > 1 && p.m * p.n * p.k < kBlasSingleThreadMacs) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < p.batch; ++i) {
+      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, T(0), c + i * p.stride_c);
+    }
+  } else {
+    for (int64_t i = 0; i < p.batch; ++i) {
+      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, T(0), c + i * p.stride_c);
+    }
+  }
+}
+
+template <typename T>
+absl::Status RunCpu(const GemmPlan& p, const Tensor& a, const Tensor& b, const Tensor& out) {
+  T* c = out.mutable_data<T>();
+  if (out.numel() == 0) return absl::OkStatus();
+  if (p.k == 0 || p.batch == 0) {  // an empty sum: every output element is zero
+    std::fill(c, c + out.numel(), T(0));
+    return absl::OkStatus();
+  }
+  for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc}) {
+    if (v > INT_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a GEMM dimension of ", v, " exceeds the BLAS limit of ", INT_MAX));
+    }
+  }
+  BlasGemms<T>(p, a.data<T>(), b.data<T>(), c);
+  return absl::OkStatus();
+}
+
+// A tensor of `like`'s rank from the product of x and y: sums over the batch when `like` is a
+// shared (rank-2) operand but x and y are both batched.
+Tensor ProductLike(const Tensor& x, const Tensor& y, bool tx, bool ty, const Tensor& like) {
+  if (like.rank() == 2 && x.rank() > 2 && y.rank() > 2) return MatMulSumBatch(x, y, tx, ty);
+  return MatMul(x, y, tx, ty);
+}
+
+}  // namespace
+
+std::string MatMulOp::AttrString() const {
+  return absl::StrCat("transpose_a=", transpose_a_ ? 1 : 0, " transpose_b=", transpose_b_ ? 1 : 0);
+}
+
+absl::StatusOr<std::vector<TensorMeta>> MatMulOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 2) return absl::InvalidArgumentError(absl::StrCat("expected 2 inputs, got ", in.size()));
+  const TensorMeta& a = in[0];
+  const TensorMeta& b = in[1];
+  if (a.dtype == DType::kI32 || a.dtype != b.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("dtypes ", core::DTypeName(a.dtype), " and ",
+                                                   core::DTypeName(b.dtype),
+                                                   "; expected both f32 or both f64"));
+  }
+  if (a.shape.size() < 2 || b.shape.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranks ", a.shape.size(), " and ", b.shape.size(), "; expected matrices (rank >= 2)"));
+  }
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  const int64_t m = transpose_a_ ? a.shape[ra - 1] : a.shape[ra - 2];
+  const int64_t ka = transpose_a_ ? a.shape[ra - 2] : a.shape[ra - 1];
+  const int64_t kb = transpose_b_ ? b.shape[rb - 1] : b.shape[rb - 2];
+  const int64_t n = transpose_b_ ? b.shape[rb - 2] : b.shape[rb - 1];
+  if (ka != kb) {
+    return absl::InvalidArgumentError(absl::StrCat("contraction dims differ: op(a) is (", m, ", ", ka,
+                                                   "), op(b) is (", kb, ", ", n,
+                                                   "); expected op(a) (M, K) and op(b) (K, N)"));
+  }
+  const Shape batch_a = BatchDims(a.shape), batch_b = BatchDims(b.shape);
+  Shape out;
+  if (sum_batch_) {
+    if (batch_a != batch_b) {
+      return absl::InvalidArgumentError(absl::StrCat("batch dims ", ShapeString(batch_a), " and ",
+                                                     ShapeString(batch_b),
+                                                     " differ; expected identical ones"));
+    }
+  } else if (!batch_a.empty() && !batch_b.empty() && batch_a != batch_b) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch dims ", ShapeString(batch_a), " and ", ShapeString(batch_b),
+                     " differ; expected identical ones, or one operand of rank 2"));
+  } else {
+    out = batch_a.empty() ? batch_b : batch_a;
+  }
+  out.push_back(m);
+  out.push_back(n);
+  return std::vector<TensorMeta>{TensorMeta{out, a.dtype, a.device}};
+}
+
+GemmPlan MakeGemmPlan(const MatMulOp& op, const TensorMeta& a, const TensorMeta& b, bool flatten) {
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  GemmPlan p;
+  p.transpose_a = op.transpose_a();
+  p.transpose_b = op.transpose_b();
+  p.m = p.transpose_a ? a.shape[ra - 1] : a.shape[ra - 2];
+  p.k = p.transpose_a ? a.shape[ra - 2] : a.shape[ra - 1];
+  p.n = p.transpose_b ? b.shape[rb - 2] : b.shape[rb - 1];
+  p.lda = std::max<int64_t>(1, a.shape[ra - 1]);
+  p.ldb = std::max<int64_t>(1, b.shape[rb - 1]);
+  p.ldc = std::max<int64_t>(1, p.n);
+  const bool a_batched = ra > 2, b_batched = rb > 2;
+  p.batch = a_batched ? Product(BatchDims(a.shape)) : b_batched ? Product(BatchDims(b.shape)) : 1;
+  p.stride_a = a_batched ? a.shape[ra - 2] * a.shape[ra - 1] : 0;
+  p.stride_b = b_batched ? b.shape[rb - 2] * b.shape[rb - 1] : 0;
+  p.accumulate = op.sum_batch();
+  p.stride_c = p.accumulate ? 0 : p.m * p.n;
+  if (!flatten || p.batch <= 1) return p;
+  if (!op.sum_batch() && a_batched && !b_batched && !p.transpose_a) {
+    // (batch*M, K) @ op(b): the rows of all batch entries are contiguous with stride lda.
+    p.m *= p.batch;
+    p.batch = 1;
+  } else if (op.sum_batch() && p.transpose_a && !p.transpose_b) {
+    // sum_i a_i^T b_i = A^T B with A (batch*K, M), B (batch*K, N): contract over every row at once.
+    p.k *= p.batch;
+    p.batch = 1;
+    p.accumulate = false;
+  }
+  return p;
+}
+
+absl::Status MatMulOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const GemmPlan p = MakeGemmPlan(*this, in[0].meta(), in[1].meta(), /*flatten=*/false);
+  if (in[0].dtype() == DType::kF64) {
+    ReferenceGemms<double>(p, in[0].data<double>(), in[1].data<double>(), out[0].mutable_data<double>(),
+                           out[0].numel());
+  } else {
+    ReferenceGemms<float>(p, in[0].data<float>(), in[1].data<float>(), out[0].mutable_data<float>(),
+                          out[0].numel());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MatMulOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const GemmPlan p = MakeGemmPlan(*this, in[0].meta(), in[1].meta(), /*flatten=*/true);
+  if (in[0].dtype() == DType::kF64) return RunCpu<double>(p, in[0], in[1], out[0]);
+  return RunCpu<float>(p, in[0], in[1], out[0]);
+}
+
+// With C = op(A) op(B): d op(A) = G op(B)^T and d op(B) = op(A)^T G; each case below writes the
+// cotangent of the stored (possibly transposed) operand as one product with transpose flags.
+std::vector<Tensor> MatMulOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                  absl::Span<const Tensor> out_grads) const {
+  const Tensor& a = in[0];
+  const Tensor& b = in[1];
+  const Tensor& g = out_grads[0];
+  const bool ta = transpose_a_, tb = transpose_b_;
+  Tensor da = ta ? ProductLike(b, g, tb, true, a)     // A^T = op(B) G^T
+                 : ProductLike(g, b, false, !tb, a);  // A = G op(B)^T
+  Tensor db = tb ? ProductLike(g, a, true, ta, b)     // B^T = G^T op(A)
+                 : ProductLike(a, g, !ta, false, b);  // B = op(A)^T G
+  return {da, db};
+}
+
+Tensor MatMul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  return core::Call(std::make_shared<MatMulOp>(transpose_a, transpose_b, /*sum_batch=*/false), {a, b})[0];
+}
+
+Tensor MatMulSumBatch(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  return core::Call(std::make_shared<MatMulOp>(transpose_a, transpose_b, /*sum_batch=*/true), {a, b})[0];
+}
+
+}  // namespace mimetic::ops

@@ -1,0 +1,423 @@
+#include "mimetic/ops/shape/shape.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/reduce/reduce.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::Shape;
+using core::TensorMeta;
+
+const char* Bytes(const Tensor& t) { return static_cast<const char*>(t.storage()->data()); }
+char* MutableBytes(const Tensor& t) { return static_cast<char*>(t.storage()->data()); }
+
+std::vector<int64_t> ContiguousStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+}  // namespace
+
+// ---- reshape ----
+
+std::string ReshapeOp::AttrString() const { return absl::StrCat("shape=", core::ShapeString(shape_)); }
+
+absl::StatusOr<std::vector<TensorMeta>> ReshapeOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  Shape shape = shape_;
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1 && inferred < 0) {
+      inferred = static_cast<int>(d);
+    } else if (shape[d] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid target shape ", core::ShapeString(shape_),
+                                                     "; expected sizes >= 0 and at most one -1"));
+    } else {
+      known *= shape[d];
+    }
+  }
+  const int64_t numel = in[0].numel();
+  if (inferred >= 0) {
+    if (known == 0 || numel % known != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot reshape ", core::ShapeString(in[0].shape), " (", numel, " elements) to ",
+                       core::ShapeString(shape_), "; expected the known sizes to divide the element count"));
+    }
+    shape[inferred] = numel / known;
+  } else if (known != numel) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", core::ShapeString(in[0].shape), " (",
+                                                   numel, " elements) to ", core::ShapeString(shape_), " (",
+                                                   known, " elements); expected the same element count"));
+  }
+  return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
+}
+
+std::vector<Tensor> ReshapeOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                   absl::Span<const Tensor> out_grads) const {
+  return {Reshape(out_grads[0], in[0].shape())};
+}
+
+// ---- transpose ----
+
+std::string TransposeOp::AttrString() const {
+  return absl::StrCat("perm=[", absl::StrJoin(perm_, ", "), "]");
+}
+
+absl::StatusOr<std::vector<TensorMeta>> TransposeOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  const int rank = static_cast<int>(in[0].shape.size());
+  std::vector<bool> seen(rank, false);
+  bool ok = static_cast<int>(perm_.size()) == rank;
+  for (size_t i = 0; ok && i < perm_.size(); ++i) {
+    ok = perm_[i] >= 0 && perm_[i] < rank && !seen[perm_[i]];
+    if (ok) seen[perm_[i]] = true;
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(absl::StrCat("perm [", absl::StrJoin(perm_, ", "),
+                                                   "] is not a permutation; expected each of 0..", rank - 1,
+                                                   " exactly once"));
+  }
+  Shape shape(rank);
+  for (int i = 0; i < rank; ++i) shape[i] = in[0].shape[perm_[i]];
+  return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
+}
+
+absl::Status TransposeOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const Shape& os = out[0].shape();
+  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
+  const size_t esize = core::DTypeSize(in[0].dtype());
+  for (int64_t i = 0; i < out[0].numel(); ++i) {
+    int64_t rem = i, off = 0;
+    for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
+      off += (rem % os[d]) * in_strides[perm_[d]];
+      rem /= os[d];
+    }
+    std::memcpy(MutableBytes(out[0]) + i * esize, Bytes(in[0]) + off * esize, esize);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Transpose kernel over a collapsed plan (operand 0: x's strides in out order; operand 1: out).
+// When x's innermost stride is 1 every row is a contiguous copy (e.g. (B, L, H, P) -> (B, H, L, P));
+// otherwise 32 x 32 tiles of the two dims holding x's and out's unit strides are swapped.
+template <typename T>
+void TransposeFast(const internal::LoopPlan& plan, const T* x, T* y) {
+  const int nd = static_cast<int>(plan.dims.size());
+  const std::vector<int64_t>& sx = plan.strides[0];
+  const std::vector<int64_t>& sy = plan.strides[1];
+  const int64_t total = plan.rows() * plan.inner();
+  if (sx.back() == 1 || plan.inner() == 1) {
+    const int64_t inner = plan.inner(), rows = plan.rows();
+#pragma omp parallel for schedule(static) if (total > internal::kParallelThreshold)
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t off[2];
+      plan.RowOffsets(r, off);
+      if (inner == 1) {
+        y[off[1]] = x[off[0]];
+      } else {
+        std::memcpy(y + off[1], x + off[0], inner * sizeof(T));
+      }
+    }
+    return;
+  }
+  int q = 0;  // the dim where x is contiguous
+  for (int d = 0; d < nd; ++d) {
+    if (sx[d] == 1) q = d;
+  }
+  const int64_t m = plan.dims[q], n = plan.inner();
+  const int64_t ys_q = sy[q], xs_n = sx.back();
+  // Batch dims: all but q and the last.
+  std::vector<int64_t> bdims, bsx, bsy;
+  for (int d = 0; d + 1 < nd; ++d) {
+    if (d == q) continue;
+    bdims.push_back(plan.dims[d]);
+    bsx.push_back(sx[d]);
+    bsy.push_back(sy[d]);
+  }
+  int64_t batches = 1;
+  for (int64_t b : bdims) batches *= b;
+  constexpr int64_t kTile = 32;
+  const int64_t mt = (m + kTile - 1) / kTile;
+  const int64_t tasks = batches * mt;
+#pragma omp parallel for schedule(static) if (total > internal::kParallelThreshold)
+  for (int64_t t = 0; t < tasks; ++t) {
+    int64_t b = t / mt, ox = 0, oy = 0;
+    for (int d = static_cast<int>(bdims.size()) - 1; d >= 0; --d) {
+      const int64_t c = b % bdims[d];
+      b /= bdims[d];
+      ox += c * bsx[d];
+      oy += c * bsy[d];
+    }
+    const int64_t i0 = (t % mt) * kTile, i1 = std::min(m, i0 + kTile);
+    for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+      const int64_t j1 = std::min(n, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        const T* xr = x + ox + i;
+        T* yr = y + oy + i * ys_q;
+        for (int64_t j = j0; j < j1; ++j) yr[j] = xr[j * xs_n];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status TransposeOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const Shape& os = out[0].shape();
+  if (out[0].numel() == 0) return absl::OkStatus();
+  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
+  std::vector<int64_t> sx(os.size());
+  for (size_t d = 0; d < os.size(); ++d) sx[d] = in_strides[perm_[d]];
+  const internal::LoopPlan plan = internal::MakeLoopPlan(os, {sx, ContiguousStrides(os)});
+  internal::DispatchDType(in[0].dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    TransposeFast<T>(plan, in[0].data<T>(), out[0].mutable_data<T>());
+  });
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> TransposeOp::Vjp(absl::Span<const Tensor>, absl::Span<const Tensor>,
+                                     absl::Span<const Tensor> out_grads) const {
+  std::vector<int> inverse(perm_.size());
+  for (size_t i = 0; i < perm_.size(); ++i) inverse[perm_[i]] = static_cast<int>(i);
+  return {Transpose(out_grads[0], inverse)};
+}
+
+// ---- slice ----
+
+std::string SliceOp::AttrString() const {
+  return absl::StrCat("axis=", axis_, " start=", start_, " end=", end_);
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SliceOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  ASSIGN_OR_RETURN(int axis, internal::NormalizeAxis(axis_, in[0].shape.size()));
+  const int64_t dim = in[0].shape[axis];
+  if (start_ < 0 || start_ > end_ || end_ > dim) {
+    return absl::InvalidArgumentError(absl::StrCat("slice [", start_, ", ", end_, ") of axis ", axis_,
+                                                   " (size ", dim,
+                                                   ") is out of range; expected 0 <= start <= end <= ", dim));
+  }
+  Shape shape = in[0].shape;
+  shape[axis] = end_ - start_;
+  return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
+}
+
+absl::Status SliceOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  int64_t outer, n, inner;
+  internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
+  const size_t row = inner * core::DTypeSize(in[0].dtype());
+  const int64_t m = end_ - start_;
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(MutableBytes(out[0]) + o * m * row, Bytes(in[0]) + (o * n + start_) * row, m * row);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> SliceOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                 absl::Span<const Tensor> out_grads) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  return {Pad(out_grads[0], axis, start_, in[0].dim(axis) - end_)};
+}
+
+// ---- pad ----
+
+std::string PadOp::AttrString() const {
+  return absl::StrCat("axis=", axis_, " before=", before_, " after=", after_);
+}
+
+absl::StatusOr<std::vector<TensorMeta>> PadOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  ASSIGN_OR_RETURN(int axis, internal::NormalizeAxis(axis_, in[0].shape.size()));
+  if (before_ < 0 || after_ < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("padding (", before_, ", ", after_, ") is negative; expected before, after >= 0"));
+  }
+  Shape shape = in[0].shape;
+  shape[axis] += before_ + after_;
+  return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
+}
+
+absl::Status PadOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  int64_t outer, n, inner;
+  internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
+  const size_t row = inner * core::DTypeSize(in[0].dtype());
+  const int64_t m = n + before_ + after_;
+  for (int64_t o = 0; o < outer; ++o) {
+    char* y = MutableBytes(out[0]) + o * m * row;
+    std::memset(y, 0, before_ * row);
+    std::memcpy(y + before_ * row, Bytes(in[0]) + o * n * row, n * row);
+    std::memset(y + (before_ + n) * row, 0, after_ * row);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> PadOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                               absl::Span<const Tensor> out_grads) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  return {Slice(out_grads[0], axis, before_, before_ + in[0].dim(axis))};
+}
+
+// ---- concat ----
+
+std::string ConcatOp::AttrString() const { return absl::StrCat("axis=", axis_); }
+
+absl::StatusOr<std::vector<TensorMeta>> ConcatOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.empty()) return absl::InvalidArgumentError("expected at least one input");
+  ASSIGN_OR_RETURN(int axis, internal::NormalizeAxis(axis_, in[0].shape.size()));
+  Shape shape = in[0].shape;
+  for (size_t k = 1; k < in.size(); ++k) {
+    if (in[k].dtype != in[0].dtype) {
+      return absl::InvalidArgumentError(absl::StrCat("input ", k, " is ", core::DTypeName(in[k].dtype),
+                                                     " but input 0 is ", core::DTypeName(in[0].dtype),
+                                                     "; expected the same dtype"));
+    }
+    bool fits = in[k].shape.size() == shape.size();
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = static_cast<int>(d) == axis || in[k].shape[d] == shape[d];
+    if (!fits) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", k, " has shape ", core::ShapeString(in[k].shape), " but input 0 has ",
+                       core::ShapeString(in[0].shape), "; expected equal sizes except along axis ", axis_));
+    }
+    shape[axis] += in[k].shape[axis];
+  }
+  return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
+}
+
+absl::Status ConcatOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const int axis = internal::NormalizeAxis(axis_, out[0].rank()).value();
+  int64_t outer, m, inner;
+  internal::SplitAroundAxis(out[0].shape(), axis, &outer, &m, &inner);
+  const size_t row = inner * core::DTypeSize(out[0].dtype());
+  for (int64_t o = 0; o < outer; ++o) {
+    char* y = MutableBytes(out[0]) + o * m * row;
+    for (const Tensor& x : in) {
+      const int64_t n = x.dim(axis);
+      std::memcpy(y, Bytes(x) + o * n * row, n * row);
+      y += n * row;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> ConcatOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                  absl::Span<const Tensor> out_grads) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  std::vector<int64_t> sizes;
+  for (const Tensor& x : in) sizes.push_back(x.dim(axis));
+  return Split(out_grads[0], axis, sizes);
+}
+
+// ---- split ----
+
+std::string SplitOp::AttrString() const {
+  return absl::StrCat("axis=", axis_, " sizes=[", absl::StrJoin(sizes_, ", "), "]");
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SplitOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  ASSIGN_OR_RETURN(int axis, internal::NormalizeAxis(axis_, in[0].shape.size()));
+  int64_t total = 0;
+  bool ok = !sizes_.empty();
+  for (int64_t s : sizes_) {
+    ok = ok && s >= 0;
+    total += s;
+  }
+  if (!ok || total != in[0].shape[axis]) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sizes [", absl::StrJoin(sizes_, ", "), "] do not split axis ", axis_, " of size ",
+                     in[0].shape[axis], "; expected non-negative sizes adding up to it"));
+  }
+  std::vector<TensorMeta> metas;
+  for (int64_t s : sizes_) {
+    TensorMeta m = in[0];
+    m.shape[axis] = s;
+    metas.push_back(m);
+  }
+  return metas;
+}
+
+absl::Status SplitOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
+  int64_t outer, n, inner;
+  internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
+  const size_t row = inner * core::DTypeSize(in[0].dtype());
+  for (int64_t o = 0; o < outer; ++o) {
+    const char* x = Bytes(in[0]) + o * n * row;
+    for (size_t k = 0; k < out.size(); ++k) {
+      std::memcpy(MutableBytes(out[k]) + o * sizes_[k] * row, x, sizes_[k] * row);
+      x += sizes_[k] * row;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> SplitOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                 absl::Span<const Tensor> out_grads) const {
+  return {Concat(std::vector<Tensor>(out_grads.begin(), out_grads.end()), axis_)};
+}
+
+// ---- stop_gradient ----
+
+absl::StatusOr<std::vector<TensorMeta>> StopGradientOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 1) return absl::InvalidArgumentError("expected 1 input");
+  return std::vector<TensorMeta>{in[0]};
+}
+
+absl::Status StopGradientOp::ComputeReference(absl::Span<const Tensor> in,
+                                              absl::Span<const Tensor> out) const {
+  if (in[0].bytes() > 0) std::memcpy(MutableBytes(out[0]), Bytes(in[0]), in[0].bytes());
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> StopGradientOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                        absl::Span<const Tensor>) const {
+  return {ZerosLike(in[0])};
+}
+
+// ---- public functions ----
+
+Tensor Reshape(const Tensor& x, core::Shape shape) {
+  return core::Call(std::make_shared<ReshapeOp>(std::move(shape)), {x})[0];
+}
+
+Tensor Transpose(const Tensor& x, std::vector<int> perm) {
+  return core::Call(std::make_shared<TransposeOp>(std::move(perm)), {x})[0];
+}
+
+Tensor Slice(const Tensor& x, int axis, int64_t start, int64_t end) {
+  return core::Call(std::make_shared<SliceOp>(axis, start, end), {x})[0];
+}
+
+Tensor Concat(const std::vector<Tensor>& xs, int axis) {
+  return core::Call(std::make_shared<ConcatOp>(axis), xs)[0];
+}
+
+std::vector<Tensor> Split(const Tensor& x, int axis, const std::vector<int64_t>& sizes) {
+  return core::Call(std::make_shared<SplitOp>(axis, sizes), {x});
+}
+
+Tensor Pad(const Tensor& x, int axis, int64_t before, int64_t after) {
+  return core::Call(std::make_shared<PadOp>(axis, before, after), {x})[0];
+}
+
+Tensor StopGradient(const Tensor& x) { return core::Call(std::make_shared<StopGradientOp>(), {x})[0]; }
+
+}  // namespace mimetic::ops

@@ -1,0 +1,304 @@
+// SSD: shape inference, the reference (sequential recurrence) forward and backward, and the VJP.
+// The fast chunked CPU kernels live in ssd_cpu.cc.
+#include "mimetic/ops/ssd/ssd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "mimetic/core/builtin_ops.h"
+#include "mimetic/ops/softplus.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::DType;
+using core::ShapeString;
+using core::TensorMeta;
+
+constexpr int kNumForwardInputs = 7;
+const char* const kInputNames[kNumForwardInputs] = {"x", "dt", "A", "Bm", "Cm", "D", "dt_bias"};
+
+// Checks the 7 forward inputs; returns the forward output metadata {y, last_state}.
+absl::StatusOr<std::vector<TensorMeta>> InferForward(absl::Span<const TensorMeta> in, int64_t chunk_size) {
+  if (in.size() < kNumForwardInputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected 7 inputs (x, dt, A, Bm, Cm, D, dt_bias), got ", in.size()));
+  }
+  if (chunk_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("chunk_size must be >= 1, got ", chunk_size));
+  }
+  const DType dtype = in[0].dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x has dtype ", core::DTypeName(dtype), "; expected f32 or f64"));
+  }
+  for (int i = 1; i < kNumForwardInputs; ++i) {
+    if (in[i].dtype != dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(kInputNames[i], " has dtype ",
+                                                     core::DTypeName(in[i].dtype), "; expected x's dtype ",
+                                                     core::DTypeName(dtype)));
+    }
+  }
+  const TensorMeta& x = in[0];
+  if (x.shape.size() != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x must be (B, L, H, P), got rank ", x.shape.size(), " shape ", ShapeString(x.shape)));
+  }
+  const int64_t b = x.shape[0], l = x.shape[1], h = x.shape[2], p = x.shape[3];
+  if (h < 1 || p < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("x ", ShapeString(x.shape), " must have H >= 1 and P >= 1"));
+  }
+  if (in[1].shape != core::Shape{b, l, h}) {
+    return absl::InvalidArgumentError(absl::StrCat("dt has shape ", ShapeString(in[1].shape),
+                                                   "; expected (B, L, H) = ", ShapeString({b, l, h})));
+  }
+  for (int i : {2, 5, 6}) {
+    if (in[i].shape != core::Shape{h}) {
+      return absl::InvalidArgumentError(absl::StrCat(kInputNames[i], " has shape ", ShapeString(in[i].shape),
+                                                     "; expected (H) = ", ShapeString({h})));
+    }
+  }
+  const TensorMeta& bm = in[3];
+  if (bm.shape.size() != 4 || bm.shape[0] != b || bm.shape[1] != l) {
+    return absl::InvalidArgumentError(absl::StrCat("Bm has shape ", ShapeString(bm.shape),
+                                                   "; expected (B, L, G, N) with B = ", b, ", L = ", l));
+  }
+  const int64_t g = bm.shape[2], n = bm.shape[3];
+  if (g < 1 || n < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Bm ", ShapeString(bm.shape), " must have G >= 1 and N >= 1"));
+  }
+  if (h % g != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("H = ", h, " heads (x ", ShapeString(x.shape),
+                                                   ") is not divisible by G = ", g, " groups (Bm ",
+                                                   ShapeString(bm.shape), "); expected H % G == 0"));
+  }
+  if (in[4].shape != bm.shape) {
+    return absl::InvalidArgumentError(absl::StrCat("Cm has shape ", ShapeString(in[4].shape),
+                                                   "; expected Bm's shape ", ShapeString(bm.shape)));
+  }
+  return std::vector<TensorMeta>{TensorMeta{{b, l, h, p}, dtype, x.device},
+                                 TensorMeta{{b, h, p, n}, dtype, x.device}};
+}
+
+// Reference forward: the recurrence step by step, state (P x N) per (batch, head).
+template <typename T>
+void ReferenceForward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const T* x = in[0].data<T>();
+  const T* dt = in[1].data<T>();
+  const T* a = in[2].data<T>();
+  const T* bm = in[3].data<T>();
+  const T* cm = in[4].data<T>();
+  const T* dskip = in[5].data<T>();
+  const T* dt_bias = in[6].data<T>();
+  T* y = out[0].mutable_data<T>();
+  T* last = out[1].mutable_data<T>();
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, G = d.groups, N = d.state;
+  std::vector<T> s(P * N);
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h / d.heads_per_group();
+      std::fill(s.begin(), s.end(), T(0));
+      for (int64_t t = 0; t < L; ++t) {
+        const T delta = Softplus<T>(dt[(b * L + t) * H + h] + dt_bias[h]);
+        const T decay = std::exp(delta * a[h]);
+        const T* xt = x + ((b * L + t) * H + h) * P;
+        const T* bt = bm + ((b * L + t) * G + g) * N;
+        const T* ct = cm + ((b * L + t) * G + g) * N;
+        T* yt = y + ((b * L + t) * H + h) * P;
+        for (int64_t p = 0; p < P; ++p) {
+          T acc = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            T& v = s[p * N + n];
+            v = decay * v + delta * xt[p] * bt[n];
+            acc += v * ct[n];
+          }
+          yt[p] = acc + dskip[h] * xt[p];
+        }
+      }
+      std::copy(s.begin(), s.end(), last + (b * H + h) * P * N);
+    }
+  }
+}
+
+// Reference backward: reruns the recurrence keeping every state of one (batch, head), then walks
+// back in time with ds[t] = dy[t] C[t]ᵀ + exp(Δ[t+1] A) ds[t+1] (ds[L-1] starts at dlast_state):
+//   dx[t]  = D dy[t] + Δ[t] ds[t] B[t],          dB[t] += Δ[t] ds[t]ᵀ x[t],   dC[t] += state[t]ᵀ dy[t]
+//   dΔ[t]  = <ds[t], x[t] ⊗ B[t] + A exp(Δ[t] A) state[t-1]>,   dA += <ds[t], Δ[t] exp(Δ[t] A) state[t-1]>
+//   ddt[t] = dΔ[t] softplus'(dt[t] + dt_bias),   ddt_bias = Σ ddt,   dD = Σ <dy[t], x[t]>
+template <typename T>
+void ReferenceBackward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const T* x = in[0].data<T>();
+  const T* dt = in[1].data<T>();
+  const T* a = in[2].data<T>();
+  const T* bm = in[3].data<T>();
+  const T* cm = in[4].data<T>();
+  const T* dskip = in[5].data<T>();
+  const T* dt_bias = in[6].data<T>();
+  const T* dy = in[7].data<T>();
+  const T* dlast = in[8].data<T>();
+  T* dx = out[0].mutable_data<T>();
+  T* ddt = out[1].mutable_data<T>();
+  T* da = out[2].mutable_data<T>();
+  T* db = out[3].mutable_data<T>();
+  T* dc = out[4].mutable_data<T>();
+  T* dd = out[5].mutable_data<T>();
+  T* ddt_bias = out[6].mutable_data<T>();
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, G = d.groups, N = d.state;
+  for (int i = 2; i < 7; ++i) {
+    T* p = out[i].mutable_data<T>();
+    std::fill(p, p + out[i].numel(), T(0));
+  }
+  std::vector<T> states((L + 1) * P * N);  // states[t + 1] = state[t]; states[0] = 0
+  std::vector<T> ds(P * N);
+  for (int64_t b = 0; b < d.batch; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h / d.heads_per_group();
+      std::fill(states.begin(), states.begin() + P * N, T(0));
+      for (int64_t t = 0; t < L; ++t) {
+        const T delta = Softplus<T>(dt[(b * L + t) * H + h] + dt_bias[h]);
+        const T decay = std::exp(delta * a[h]);
+        const T* xt = x + ((b * L + t) * H + h) * P;
+        const T* bt = bm + ((b * L + t) * G + g) * N;
+        const T* prev = &states[t * P * N];
+        T* cur = &states[(t + 1) * P * N];
+        for (int64_t p = 0; p < P; ++p) {
+          for (int64_t n = 0; n < N; ++n) cur[p * N + n] = decay * prev[p * N + n] + delta * xt[p] * bt[n];
+        }
+      }
+      std::copy(dlast + (b * H + h) * P * N, dlast + (b * H + h + 1) * P * N, ds.begin());
+      T next_decay = 0;  // exp(Δ[t+1] A); the dlast_state term already sits in ds
+      for (int64_t t = L - 1; t >= 0; --t) {
+        const T z = dt[(b * L + t) * H + h] + dt_bias[h];
+        const T delta = Softplus<T>(z);
+        const T decay = std::exp(delta * a[h]);
+        const T* xt = x + ((b * L + t) * H + h) * P;
+        const T* bt = bm + ((b * L + t) * G + g) * N;
+        const T* ct = cm + ((b * L + t) * G + g) * N;
+        const T* dyt = dy + ((b * L + t) * H + h) * P;
+        const T* prev = &states[t * P * N];
+        const T* cur = &states[(t + 1) * P * N];
+        T* dxt = dx + ((b * L + t) * H + h) * P;
+        T* dbt = db + ((b * L + t) * G + g) * N;
+        T* dct = dc + ((b * L + t) * G + g) * N;
+        T ddelta = 0, ddecay = 0;
+        for (int64_t p = 0; p < P; ++p) {
+          T dxp = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            T& v = ds[p * N + n];
+            if (t < L - 1) v *= next_decay;
+            v += dyt[p] * ct[n];
+            dct[n] += cur[p * N + n] * dyt[p];
+            dxp += v * bt[n];
+            dbt[n] += delta * v * xt[p];
+            ddelta += v * xt[p] * bt[n];
+            ddecay += v * prev[p * N + n];
+          }
+          dxt[p] = dskip[h] * dyt[p] + delta * dxp;
+          dd[h] += dyt[p] * xt[p];
+        }
+        ddelta += ddecay * decay * a[h];
+        da[h] += ddecay * decay * delta;
+        const T dz = ddelta * SoftplusGrad<T>(z);
+        ddt[(b * L + t) * H + h] = dz;
+        ddt_bias[h] += dz;
+        next_decay = decay;
+      }
+    }
+  }
+  // With L == 0 nothing above wrote dx or ddt (both empty), and dx/ddt elements are all written.
+}
+
+}  // namespace
+
+SsdDims GetSsdDims(absl::Span<const Tensor> in, int64_t chunk_size) {
+  SsdDims d;
+  d.batch = in[0].dim(0);
+  d.length = in[0].dim(1);
+  d.heads = in[0].dim(2);
+  d.head_dim = in[0].dim(3);
+  d.groups = in[3].dim(2);
+  d.state = in[3].dim(3);
+  // A chunk longer than the sequence computes the same thing with larger scratch: clamp it.
+  d.chunk_size = std::min(chunk_size, std::max<int64_t>(d.length, 1));
+  return d;
+}
+
+std::string SsdOp::AttrString() const { return absl::StrCat("chunk_size=", chunk_size_); }
+std::string SsdBackwardOp::AttrString() const { return absl::StrCat("chunk_size=", chunk_size_); }
+
+absl::StatusOr<std::vector<TensorMeta>> SsdOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != kNumForwardInputs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected 7 inputs (x, dt, A, Bm, Cm, D, dt_bias), got ", in.size()));
+  }
+  return InferForward(in, chunk_size_);
+}
+
+absl::StatusOr<std::vector<TensorMeta>> SsdBackwardOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != kNumForwardInputs + 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected 9 inputs (x, dt, A, Bm, Cm, D, dt_bias, dy, dlast_state), got ", in.size()));
+  }
+  ASSIGN_OR_RETURN(std::vector<TensorMeta> fwd, InferForward(in, chunk_size_));
+  if (in[7] != fwd[0]) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dy is ", in[7].DebugString(), "; expected y's metadata ", fwd[0].DebugString()));
+  }
+  if (in[8] != fwd[1]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dlast_state is ", in[8].DebugString(), "; expected last_state's metadata ", fwd[1].DebugString()));
+  }
+  return std::vector<TensorMeta>(in.begin(), in.begin() + kNumForwardInputs);
+}
+
+absl::Status SsdOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const SsdDims d = GetSsdDims(in, chunk_size_);
+  if (in[0].dtype() == DType::kF64) {
+    ReferenceForward<double>(d, in, out);
+  } else {
+    ReferenceForward<float>(d, in, out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SsdBackwardOp::ComputeReference(absl::Span<const Tensor> in,
+                                             absl::Span<const Tensor> out) const {
+  const SsdDims d = GetSsdDims(in, chunk_size_);
+  if (in[0].dtype() == DType::kF64) {
+    ReferenceBackward<double>(d, in, out);
+  } else {
+    ReferenceBackward<float>(d, in, out);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> SsdOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                               absl::Span<const Tensor> out_grads) const {
+  SsdGrads g =
+      SsdBackward(in[0], in[1], in[2], in[3], in[4], in[5], in[6], out_grads[0], out_grads[1], chunk_size_);
+  return {g.dx, g.ddt, g.dA, g.dB, g.dC, g.dD, g.ddt_bias};
+}
+
+SsdResult Ssd(const Tensor& x, const Tensor& dt, const Tensor& A, const Tensor& Bm, const Tensor& Cm,
+              const Tensor& D, const Tensor& dt_bias, int64_t chunk_size) {
+  std::vector<Tensor> out = core::Call(std::make_shared<SsdOp>(chunk_size), {x, dt, A, Bm, Cm, D, dt_bias});
+  return SsdResult{out[0], out[1]};
+}
+
+SsdGrads SsdBackward(const Tensor& x, const Tensor& dt, const Tensor& A, const Tensor& Bm, const Tensor& Cm,
+                     const Tensor& D, const Tensor& dt_bias, const Tensor& dy, const Tensor& dlast_state,
+                     int64_t chunk_size) {
+  Tensor dlast = dlast_state;
+  if (dlast.absent() && x.ok() && Bm.ok() && x.rank() == 4 && Bm.rank() == 4) {
+    dlast = core::Fill(TensorMeta{{x.dim(0), x.dim(2), x.dim(3), Bm.dim(3)}, x.dtype(), x.device()}, 0.0);
+  }
+  std::vector<Tensor> out =
+      core::Call(std::make_shared<SsdBackwardOp>(chunk_size), {x, dt, A, Bm, Cm, D, dt_bias, dy, dlast});
+  return SsdGrads{out[0], out[1], out[2], out[3], out[4], out[5], out[6]};
+}
+
+}  // namespace mimetic::ops

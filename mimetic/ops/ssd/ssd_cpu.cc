@@ -1,0 +1,490 @@
+// SSD fast CPU path: the chunked algorithm (mamba_ssm's ssd_minimal.py) forward and backward, templated so
+// that the f64 gradient checks can run it too.
+//
+// Work is split into items (batch b, group g, block of the group's heads); OpenMP runs items with a
+// static schedule. Per item and chunk of q <= Q steps, for a head h with a[l] = Δ[l] A[h],
+// acum[l] = Σ_{k<=l} a[k] (within the chunk), X̃ = Δ x (q x P), S0 = the state entering the chunk:
+//   CB[l,s]  = C[l]·B[s]                                   (q x q, lower; shared by the group's heads)
+//   W[l,s]   = CB[l,s] exp(acum[l] - acum[s]),  s <= l
+//   Y[l]     = exp(acum[l]) S0 C[l] + Σ_{s<=l} W[l,s] X̃[s]          y = Y + D x
+//   S_end    = exp(acum[q-1]) S0 + Σ_s exp(acum[q-1] - acum[s]) X̃[s] ⊗ B[s]
+// Every product is a small row-major GEMM (sides P, N, q: 16-256) on scratch copies whose rows are
+// padded to a multiple of one 64-byte vector. cpu/small_gemm.h's Gemm (4 rows x 2 vectors of accumulators in
+// registers) runs about as fast as single-threaded cblas_sgemm at these sizes, skips the zero
+// triangles of the q x q blocks, and never starts OpenBLAS threads from inside the OpenMP loop.
+// The backward recomputes one head's chunk-boundary states ((L/Q + 1) N P scratch) and walks the
+// chunks in reverse (see BackwardItem). Reductions use fixed orders, so the results are identical
+// run to run and independent of the thread count.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "mimetic/ops/cpu/fast_math.h"
+#include "mimetic/ops/cpu/small_gemm.h"
+#include "mimetic/ops/softplus.h"
+#include "mimetic/ops/ssd/ssd.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::DType;
+
+// f32: fast_math.h's vectorisable exp, softplus (z itself above 20, as softplus.h) and sigmoid for
+// softplus' (1 in f32 above 20, as SoftplusGrad).
+template <typename T>
+inline T Exp(T x) {
+  return std::exp(x);
+}
+template <>
+inline float Exp<float>(float x) {
+  return fast_math::Exp(x);
+}
+// softplus.h's Softplus / SoftplusGrad, in f32 through fast_math (vectorisable, same threshold).
+template <typename T>
+inline T FastSoftplus(T z) {
+  return Softplus<T>(z);
+}
+template <>
+inline float FastSoftplus<float>(float z) {
+  return fast_math::Softplus(z);
+}
+template <typename T>
+inline T FastSoftplusGrad(T z) {
+  return SoftplusGrad<T>(z);
+}
+template <>
+inline float FastSoftplusGrad<float>(float z) {
+  return fast_math::Sigmoid(z);
+}
+
+// Σ x[i] y[i] with 8 fixed lane-wise partial sums (vectorises; same bits on every run).
+template <typename T>
+inline T Dot(int64_t n, const T* __restrict x, const T* __restrict y) {
+  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += x[i + j] * y[i + j];
+  }
+  for (int j = 0; i < n; ++i, ++j) acc[j] += x[i] * y[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+template <typename T>
+inline T Sum(int64_t n, const T* __restrict x) {
+  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
+  }
+  for (int j = 0; i < n; ++i, ++j) acc[j] += x[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+using cpu::Gemm;  // register-blocked, on padded scratch rows (cpu/small_gemm.h)
+using cpu::RoundUp;
+using cpu::Simd;
+using cpu::Tri;
+
+// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols.
+template <typename T>
+void Transpose(int64_t rows, int64_t cols, const T* src, int64_t lds, T* dst, int64_t ldd) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+  }
+}
+
+template <typename T>
+struct Inputs {
+  const T *x, *dt, *a, *bm, *cm, *dskip, *dt_bias;
+};
+
+template <typename T>
+Inputs<T> GetInputs(absl::Span<const Tensor> in) {
+  return {in[0].data<T>(), in[1].data<T>(), in[2].data<T>(), in[3].data<T>(),
+          in[4].data<T>(), in[5].data<T>(), in[6].data<T>()};
+}
+
+// Padded sizes of the scratch rows.
+template <typename T>
+struct Padded {
+  int64_t p, n, q;  // P, N, Q rounded up to Simd<T>::kWidth
+  explicit Padded(const SsdDims& d)
+      : p(RoundUp(d.head_dim, Simd<T>::kWidth)),
+        n(RoundUp(d.state, Simd<T>::kWidth)),
+        q(RoundUp(d.chunk_size, Simd<T>::kWidth)) {}
+};
+
+// How the (b, g) pairs' heads are split into items: a function of the shapes only, so that the
+// backward's summation order over heads (dB, dC) never depends on the thread count.
+struct Partition {
+  int64_t blocks_per_group = 1;
+  int64_t num_items = 0;
+};
+
+Partition MakePartition(const SsdDims& d) {
+  constexpr int64_t kMinItems = 16;
+  const int64_t pairs = std::max<int64_t>(1, d.batch * d.groups);
+  Partition part;
+  part.blocks_per_group =
+      std::max<int64_t>(1, std::min(d.heads_per_group(), (kMinItems + pairs - 1) / pairs));
+  part.num_items = d.batch * d.groups * part.blocks_per_group;
+  return part;
+}
+
+// Item -> (b, g, block, head range [h0, h1)).
+struct Item {
+  int64_t b, g, block, h0, h1;
+};
+
+Item GetItem(const SsdDims& d, const Partition& part, int64_t item) {
+  Item it;
+  it.block = item % part.blocks_per_group;
+  const int64_t pair = item / part.blocks_per_group;
+  it.g = pair % d.groups;
+  it.b = pair / d.groups;
+  const int64_t hg = d.heads_per_group();
+  it.h0 = it.g * hg + it.block * hg / part.blocks_per_group;
+  it.h1 = it.g * hg + (it.block + 1) * hg / part.blocks_per_group;
+  return it;
+}
+
+// A chunk's group data, shared by the group's heads: B and C rows (Q x Np), Bᵀ (N x Qp) and
+// CB = C Bᵀ (Q x Qp, valid for s <= l).
+template <typename T>
+struct GroupChunk {
+  T *bc, *cc, *bt, *cb;
+  static int64_t Size(const SsdDims& d, const Padded<T>& pd) {
+    return 2 * d.chunk_size * pd.n + d.state * pd.q + d.chunk_size * pd.q;
+  }
+  GroupChunk(const SsdDims& d, const Padded<T>& pd, T* base)
+      : bc(base), cc(base + d.chunk_size * pd.n), bt(cc + d.chunk_size * pd.n), cb(bt + d.state * pd.q) {}
+
+  void Load(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, int64_t b, int64_t g, int64_t t0,
+            int64_t q) {
+    const int64_t N = d.state, GN = d.groups * d.state;
+    const T* bsrc = in.bm + ((b * d.length + t0) * d.groups + g) * N;
+    const T* csrc = in.cm + ((b * d.length + t0) * d.groups + g) * N;
+    for (int64_t s = 0; s < q; ++s) {
+      std::copy(bsrc + s * GN, bsrc + s * GN + N, bc + s * pd.n);
+      std::copy(csrc + s * GN, csrc + s * GN + N, cc + s * pd.n);
+    }
+    Transpose<T>(q, N, bc, pd.n, bt, pd.q);
+    Gemm<T>(q, pd.q, N, cc, pd.n, bt, pd.q, cb, pd.q, false, Tri::kLowerC);
+  }
+};
+
+// One head's chunk quantities: Δ, the in-chunk cumulative log decay, exp of it, the decay from each
+// step to the chunk end, and X̃ = Δ x (Q x Pp).
+template <typename T>
+struct HeadChunk {
+  T *z, *delta, *acum, *eacum, *wend, *xt;  // z = dt + dt_bias
+  static int64_t Size(const SsdDims& d, const Padded<T>& pd) { return d.chunk_size * (5 + pd.p); }
+  HeadChunk(const SsdDims& d, T* base)
+      : z(base),
+        delta(base + d.chunk_size),
+        acum(base + 2 * d.chunk_size),
+        eacum(base + 3 * d.chunk_size),
+        wend(base + 4 * d.chunk_size),
+        xt(base + 5 * d.chunk_size) {}
+
+  void Prepare(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, int64_t b, int64_t h, int64_t t0,
+               int64_t q) {
+    const int64_t L = d.length, H = d.heads, P = d.head_dim;
+    const T a = in.a[h], bias = in.dt_bias[h];
+    for (int64_t l = 0; l < q; ++l) z[l] = in.dt[(b * L + t0 + l) * H + h] + bias;
+    for (int64_t l = 0; l < q; ++l) delta[l] = FastSoftplus<T>(z[l]);
+    T run = 0;
+    for (int64_t l = 0; l < q; ++l) {
+      run += delta[l] * a;
+      acum[l] = run;
+    }
+    for (int64_t l = 0; l < q; ++l) {
+      const T* xrow = in.x + ((b * L + t0 + l) * H + h) * P;
+      for (int64_t p = 0; p < P; ++p) xt[l * pd.p + p] = delta[l] * xrow[p];
+    }
+    const T last = acum[q - 1];
+    for (int64_t l = 0; l < q; ++l) {
+      eacum[l] = Exp<T>(acum[l]);
+      wend[l] = Exp<T>(last - acum[l]);
+    }
+  }
+};
+
+// st (N x Pp, the transposed state) <- exp(acum[q-1]) st + (Bᵀ diag(wend)) X̃.  bw: N x Qp scratch.
+template <typename T>
+void AdvanceState(const SsdDims& d, const Padded<T>& pd, const GroupChunk<T>& gc, const HeadChunk<T>& hc,
+                  int64_t q, T* bw, T* st) {
+  const int64_t N = d.state;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t s = 0; s < q; ++s) bw[n * pd.q + s] = gc.bt[n * pd.q + s] * hc.wend[s];
+  }
+  const T decay = hc.eacum[q - 1];
+  for (int64_t i = 0; i < N * pd.p; ++i) st[i] *= decay;
+  Gemm<T>(N, pd.p, q, bw, pd.q, hc.xt, pd.p, st, pd.p, true);
+}
+
+template <typename T>
+void ForwardItem(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, const Item& it, T* y, T* last) {
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state, Q = d.chunk_size;
+  const int64_t nh = it.h1 - it.h0;
+  // Zero-initialised: padding columns stay zero (or finite) and never reach a valid output.
+  std::vector<T> states(nh * N * pd.p, T(0));  // per head, N x Pp
+  std::vector<T> gbuf(GroupChunk<T>::Size(d, pd)), hbuf(HeadChunk<T>::Size(d, pd));
+  std::vector<T> ce(Q * pd.n), yc(Q * pd.p), w(Q * pd.q), bw(N * pd.q);
+  GroupChunk<T> gc(d, pd, gbuf.data());
+  HeadChunk<T> hc(d, hbuf.data());
+  for (int64_t t0 = 0; t0 < L; t0 += Q) {
+    const int64_t q = std::min(Q, L - t0);
+    gc.Load(d, pd, in, it.b, it.g, t0, q);
+    for (int64_t h = it.h0; h < it.h1; ++h) {
+      T* st = &states[(h - it.h0) * N * pd.p];
+      hc.Prepare(d, pd, in, it.b, h, t0, q);
+      // State-to-output: Y = diag(exp(acum)) C S0.
+      for (int64_t l = 0; l < q; ++l) {
+        for (int64_t n = 0; n < N; ++n) ce[l * pd.n + n] = hc.eacum[l] * gc.cc[l * pd.n + n];
+      }
+      Gemm<T>(q, pd.p, N, ce.data(), pd.n, st, pd.p, yc.data(), pd.p, false);
+      // Intra-chunk: Y += W X̃ with W = CB ∘ exp(segsum), zero above the diagonal.
+      for (int64_t l = 0; l < q; ++l) {
+        T* wl = &w[l * pd.q];
+        const T* cbl = gc.cb + l * pd.q;
+        const T al = hc.acum[l];
+        for (int64_t s = 0; s <= l; ++s) wl[s] = cbl[s] * Exp<T>(al - hc.acum[s]);
+        std::fill(wl + l + 1, wl + q, T(0));
+      }
+      Gemm<T>(q, pd.p, q, w.data(), pd.q, hc.xt, pd.p, yc.data(), pd.p, true, Tri::kLowerA);
+      const T dskip = in.dskip[h];
+      for (int64_t l = 0; l < q; ++l) {
+        const int64_t off = ((it.b * L + t0 + l) * H + h) * P;
+        for (int64_t p = 0; p < P; ++p) y[off + p] = yc[l * pd.p + p] + dskip * in.x[off + p];
+      }
+      AdvanceState<T>(d, pd, gc, hc, q, bw.data(), st);
+    }
+  }
+  for (int64_t h = it.h0; h < it.h1; ++h) {
+    Transpose<T>(N, P, &states[(h - it.h0) * N * pd.p], pd.p, last + (it.b * H + h) * P * N, N);
+  }
+}
+
+template <typename T>
+void Forward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Inputs<T> inputs = GetInputs<T>(in);
+  const Padded<T> pd(d);
+  T* y = out[0].mutable_data<T>();
+  T* last = out[1].mutable_data<T>();
+  const Partition part = MakePartition(d);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < part.num_items; ++i) {
+    ForwardItem<T>(d, pd, inputs, GetItem(d, part, i), y, last);
+  }
+}
+
+// The backward of one item. For each head: pass 1 recomputes the chunk-boundary states (and keeps
+// each chunk's Δ, decays and X̃); pass 2 walks the chunks in reverse carrying dS, the cotangent of
+// the state leaving the chunk (initially dlast_state). Within a chunk, gY = dy rows and
+// E[l,s] = exp(acum[l] - acum[s]):
+//   end state:  dX̃[s] = wend[s] dS B[s],  dB[s] = wend[s] dSᵀ X̃[s],  dacum[s] -= X̃[s]·dX̃[s],
+//               dacum[q-1] += <dS, S_end>,  dS0 = exp(acum[q-1]) dS
+//   off-diag:   dC[l] = exp(acum[l]) S0ᵀ gY[l],  dacum[l] += C[l]·dC[l],
+//               dS0 += Σ_l exp(acum[l]) gY[l] ⊗ C[l]
+//   diagonal:   dW[l,s] = gY[l]·X̃[s],  dX̃[s] += Σ_l W[l,s] gY[l],  dCB = dW ∘ E,
+//               dC[l] += Σ_s dCB[l,s] B[s],  dB[s] += Σ_l dCB[l,s] C[l],
+//               dacum[l] += Σ_s (dW ∘ W)[l,s],  dacum[s] -= Σ_l (dW ∘ W)[l,s]
+//   then da[l] = Σ_{k>=l} dacum[k], dΔ[l] = da[l] A + x[l]·dX̃[l], dA += da[l] Δ[l], dx = D gY + Δ dX̃,
+//   ddt = dΔ softplus'(dt + dt_bias); dS for the previous chunk is dS0.
+// dB/dC of the item's heads are summed (in head order) into the slice [b, :, g, :] of db/dc.
+template <typename T>
+void BackwardItem(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, const T* dy, const T* dlast,
+                  const Item& it, T* dx, T* ddt, T* db, T* dc, T* da_bh, T* dd_bh, T* dbias_bh) {
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state, Q = d.chunk_size, G = d.groups;
+  const int64_t nc = d.num_chunks(), b = it.b, g = it.g;
+  const int64_t pp = pd.p, np = pd.n, qp = pd.q;
+  const int64_t gsize = GroupChunk<T>::Size(d, pd), hsize = HeadChunk<T>::Size(d, pd);
+  std::vector<T> gbuf(nc * gsize), hbuf(nc * hsize);
+  for (int64_t c = 0; c < nc; ++c) {
+    GroupChunk<T>(d, pd, &gbuf[c * gsize]).Load(d, pd, in, b, g, c * Q, std::min(Q, L - c * Q));
+  }
+  std::vector<T> states((nc + 1) * N * pp), ds(P * np), ds0(P * np), dst(N * pp), s0(P * np);
+  std::vector<T> gy(Q * pp), gye(Q * pp), xtt(P * qp), dxt(Q * pp), dbc(Q * np), dcc(Q * np);
+  std::vector<T> dw(Q * qp), w(Q * qp), dcb(Q * qp), bw(N * qp);
+  std::vector<T> mrow(Q), colsum(Q), dacum(Q);
+  for (int64_t t = 0; t < L; ++t) {
+    std::fill(db + ((b * L + t) * G + g) * N, db + ((b * L + t) * G + g + 1) * N, T(0));
+    std::fill(dc + ((b * L + t) * G + g) * N, dc + ((b * L + t) * G + g + 1) * N, T(0));
+  }
+  for (int64_t h = it.h0; h < it.h1; ++h) {
+    std::fill(states.begin(), states.begin() + N * pp, T(0));
+    for (int64_t c = 0; c < nc; ++c) {
+      const int64_t q = std::min(Q, L - c * Q);
+      HeadChunk<T> hc(d, &hbuf[c * hsize]);
+      hc.Prepare(d, pd, in, b, h, c * Q, q);
+      std::copy(&states[c * N * pp], &states[(c + 1) * N * pp], &states[(c + 1) * N * pp]);
+      AdvanceState<T>(d, pd, GroupChunk<T>(d, pd, &gbuf[c * gsize]), hc, q, bw.data(),
+                      &states[(c + 1) * N * pp]);
+    }
+    for (int64_t p = 0; p < P; ++p) {
+      const T* src = dlast + ((b * H + h) * P + p) * N;
+      std::copy(src, src + N, &ds[p * np]);
+    }
+    const T a = in.a[h], dskip = in.dskip[h];
+    T da_h = 0, dd_h = 0, dbias_h = 0;
+    for (int64_t c = nc - 1; c >= 0; --c) {
+      const int64_t t0 = c * Q, q = std::min(Q, L - t0);
+      const GroupChunk<T> gc(d, pd, &gbuf[c * gsize]);
+      const HeadChunk<T> hc(d, &hbuf[c * hsize]);
+      for (int64_t l = 0; l < q; ++l) {
+        const T* src = dy + ((b * L + t0 + l) * H + h) * P;
+        for (int64_t p = 0; p < P; ++p) {
+          gy[l * pp + p] = src[p];
+          gye[l * pp + p] = hc.eacum[l] * src[p];
+        }
+      }
+      Transpose<T>(P, N, ds.data(), np, dst.data(), pp);
+      Transpose<T>(N, P, &states[c * N * pp], pp, s0.data(), np);
+      // End-state terms.
+      Gemm<T>(q, pp, N, gc.bc, np, dst.data(), pp, dxt.data(), pp, false);
+      Gemm<T>(q, np, P, hc.xt, pp, ds.data(), np, dbc.data(), np, false);
+      for (int64_t s = 0; s < q; ++s) {
+        for (int64_t p = 0; p < pp; ++p) dxt[s * pp + p] *= hc.wend[s];
+        for (int64_t n = 0; n < np; ++n) dbc[s * np + n] *= hc.wend[s];
+        dacum[s] = -Dot<T>(P, &hc.xt[s * pp], &dxt[s * pp]);
+      }
+      dacum[q - 1] += Dot<T>(N * pp, dst.data(), &states[(c + 1) * N * pp]);
+      // Off-diagonal (state-to-output) terms.
+      Gemm<T>(q, np, P, gye.data(), pp, s0.data(), np, dcc.data(), np, false);
+      for (int64_t l = 0; l < q; ++l) dacum[l] += Dot<T>(N, gc.cc + l * np, &dcc[l * np]);
+      const T decay = hc.eacum[q - 1];
+      for (int64_t i = 0; i < P * np; ++i) ds0[i] = decay * ds[i];
+      Gemm<T>(P, np, q, gye.data(), pp, gc.cc, np, ds0.data(), np, true, Tri::kFull, /*transpose_a=*/true);
+      // Diagonal (intra-chunk) terms.
+      Transpose<T>(q, P, hc.xt, pp, xtt.data(), qp);
+      Gemm<T>(q, qp, P, gy.data(), pp, xtt.data(), qp, dw.data(), qp, false, Tri::kLowerC);
+      std::fill(colsum.begin(), colsum.begin() + q, T(0));
+      for (int64_t l = 0; l < q; ++l) {
+        const T* cbl = gc.cb + l * qp;
+        T* wl = &w[l * qp];
+        T* dcbl = &dcb[l * qp];
+        const T* dwl = &dw[l * qp];
+        const T al = hc.acum[l];
+        for (int64_t s = 0; s <= l; ++s) {
+          const T e = Exp<T>(al - hc.acum[s]);
+          wl[s] = cbl[s] * e;
+          dcbl[s] = dwl[s] * e;
+          mrow[s] = dcbl[s] * cbl[s];
+          colsum[s] += mrow[s];
+        }
+        dacum[l] += Sum<T>(l + 1, mrow.data());
+        std::fill(wl + l + 1, wl + q, T(0));
+        std::fill(dcbl + l + 1, dcbl + q, T(0));
+      }
+      Gemm<T>(q, pp, q, w.data(), qp, gy.data(), pp, dxt.data(), pp, true, Tri::kUpperA,
+              /*transpose_a=*/true);
+      Gemm<T>(q, np, q, dcb.data(), qp, gc.bc, np, dcc.data(), np, true, Tri::kLowerA);
+      Gemm<T>(q, np, q, dcb.data(), qp, gc.cc, np, dbc.data(), np, true, Tri::kUpperA, /*transpose_a=*/true);
+      // Through the cumulative sum, Δ, x and the softplus.
+      for (int64_t l = 0; l < q; ++l) mrow[l] = FastSoftplusGrad<T>(hc.z[l]);
+      T da_run = 0;
+      for (int64_t l = q - 1; l >= 0; --l) {
+        da_run += dacum[l] - colsum[l];
+        const int64_t off = ((b * L + t0 + l) * H + h) * P;
+        const T* xrow = in.x + off;
+        const T* dxl = &dxt[l * pp];
+        const T dl = hc.delta[l];
+        da_h += da_run * dl;
+        for (int64_t p = 0; p < P; ++p) dx[off + p] = dskip * gy[l * pp + p] + dl * dxl[p];
+        dd_h += Dot<T>(P, &gy[l * pp], xrow);
+        const int64_t ti = (b * L + t0 + l) * H + h;
+        const T dz = (da_run * a + Dot<T>(P, xrow, dxl)) * mrow[l];
+        ddt[ti] = dz;
+        dbias_h += dz;
+      }
+      for (int64_t l = 0; l < q; ++l) {
+        T* dbl = db + ((b * L + t0 + l) * G + g) * N;
+        T* dcl = dc + ((b * L + t0 + l) * G + g) * N;
+        for (int64_t n = 0; n < N; ++n) {
+          dbl[n] += dbc[l * np + n];
+          dcl[n] += dcc[l * np + n];
+        }
+      }
+      std::swap(ds, ds0);
+    }
+    da_bh[b * H + h] = da_h;
+    dd_bh[b * H + h] = dd_h;
+    dbias_bh[b * H + h] = dbias_h;
+  }
+}
+
+template <typename T>
+void Backward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Inputs<T> inputs = GetInputs<T>(in);
+  const Padded<T> pd(d);
+  const T* dy = in[7].data<T>();
+  const T* dlast = in[8].data<T>();
+  T* dx = out[0].mutable_data<T>();
+  T* ddt = out[1].mutable_data<T>();
+  T* db = out[3].mutable_data<T>();
+  T* dc = out[4].mutable_data<T>();
+  const int64_t B = d.batch, H = d.heads;
+  const Partition part = MakePartition(d);
+  const int64_t nblk = part.blocks_per_group;
+  const int64_t bc_size = B * d.length * d.groups * d.state;
+  // With several head blocks per group each block sums its heads into its own copy of dB/dC; the
+  // copies are added in block order afterwards.
+  std::vector<T> partial_b(nblk > 1 ? nblk * bc_size : 0), partial_c(nblk > 1 ? nblk * bc_size : 0);
+  std::vector<T> da_bh(B * H), dd_bh(B * H), dbias_bh(B * H);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < part.num_items; ++i) {
+    const Item it = GetItem(d, part, i);
+    T* dbi = nblk > 1 ? &partial_b[it.block * bc_size] : db;
+    T* dci = nblk > 1 ? &partial_c[it.block * bc_size] : dc;
+    BackwardItem<T>(d, pd, inputs, dy, dlast, it, dx, ddt, dbi, dci, da_bh.data(), dd_bh.data(),
+                    dbias_bh.data());
+  }
+  if (nblk > 1) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < bc_size; ++i) {
+      T sb = 0, sc = 0;
+      for (int64_t k = 0; k < nblk; ++k) {
+        sb += partial_b[k * bc_size + i];
+        sc += partial_c[k * bc_size + i];
+      }
+      db[i] = sb;
+      dc[i] = sc;
+    }
+  }
+  // dA, dD, ddt_bias: per-(b, h) partial sums added over b in order.
+  const std::vector<T>* parts[3] = {&da_bh, &dd_bh, &dbias_bh};
+  T* dsts[3] = {out[2].mutable_data<T>(), out[5].mutable_data<T>(), out[6].mutable_data<T>()};
+  for (int k = 0; k < 3; ++k) {
+    for (int64_t h = 0; h < H; ++h) {
+      T sum = 0;
+      for (int64_t bb = 0; bb < B; ++bb) sum += (*parts[k])[bb * H + h];
+      dsts[k][h] = sum;
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status SsdOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const SsdDims d = GetSsdDims(in, chunk_size_);
+  if (in[0].dtype() == DType::kF64) {
+    Forward<double>(d, in, out);
+  } else {
+    Forward<float>(d, in, out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SsdBackwardOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  const SsdDims d = GetSsdDims(in, chunk_size_);
+  if (in[0].dtype() == DType::kF64) {
+    Backward<double>(d, in, out);
+  } else {
+    Backward<float>(d, in, out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mimetic::ops
