@@ -65,6 +65,18 @@ TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
   EXPECT_TRUE(ValidateExperiment(&e).ok());
 }
 
+TEST(ConfigTest, MimeticConstantsAreNotRoundedToFloat) {
+  // Real-valued constants are doubles, as in the model spec: 0.1 must reach the init as written.
+  std::string text = kBase;
+  const std::string empty_mimetic = "mimetic {}";
+  text.replace(text.find(empty_mimetic), empty_mimetic.size(), "mimetic { w_delta_scale: 0.1 }");
+  absl::StatusOr<Experiment> parsed = ParseExperiment(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const Experiment& e = *parsed;
+  EXPECT_EQ(e.variants(1).init(0).mimetic().w_delta_scale(), 0.1);
+  EXPECT_EQ(e.variants(1).init(0).mimetic().c(), 8.0);
+}
+
 TEST(ConfigTest, BadInputIsRejectedNamingTheField) {
   EXPECT_THAT(Check({"train.no_such=1"}).message(), HasSubstr("TrainSpec has no field 'no_such'"));
   EXPECT_THAT(Check({"train.lr=abc"}).message(), HasSubstr("cannot set train.lr"));

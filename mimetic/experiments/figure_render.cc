@@ -1,13 +1,8 @@
 #include "mimetic/experiments/figure_render.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -17,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/plots.h"
@@ -305,11 +301,10 @@ absl::Status RenderFigure(const std::string& png_path, const Figure& figure) {
   if (absl::Status s = Validate(figure); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("figure '", png_path, "': ", s.message()));
   }
-  const std::string dir = DirName(png_path);
+  const std::string dir = core::DirName(png_path);
   const std::string base = BaseName(png_path);
   const std::string stem = absl::EndsWith(base, ".png") ? base.substr(0, base.size() - 4) : base;
   const std::string in_dir = dir == "/" ? "/" : dir + "/";
-  const std::string tmp_name = base + ".tmp";
   const PixelSize size = FigureSize(figure);
   const int columns = std::min<int>(figure.columns, figure.panels.size());
   const int rows = (static_cast<int>(figure.panels.size()) + columns - 1) / columns;
@@ -340,34 +335,12 @@ absl::Status RenderFigure(const std::string& png_path, const Figure& figure) {
   }
   script += "\nunset multiplot\nset output\n";
 
-  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(core::MakeDirs(dir));
   for (const auto& [name, contents] : data_files) RETURN_IF_ERROR(WriteTextFile(in_dir + name, contents));
   RETURN_IF_ERROR(WriteTextFile(in_dir + stem + ".gp", script));
 
-  const std::string where = absl::StrCat("figure '", png_path, "'");
-  const std::string tmp_path = in_dir + tmp_name;
-  absl::StatusOr<ProgramResult> run =
-      RunProgram({figure.gnuplot, "-e", absl::StrCat("outfile=", GpQuote(tmp_name)), stem + ".gp"}, dir,
-                 "Debian: gnuplot-nox; tools/bazel installs it");
-  if (!run.ok()) {
-    ::unlink(tmp_path.c_str());
-    return absl::Status(run.status().code(), absl::StrCat(where, ": ", run.status().message()));
-  }
-  const bool drawn = FileExists(tmp_path);
-  if (run->exit_code != 0 || !drawn) {
-    ::unlink(tmp_path.c_str());
-    return absl::InternalError(absl::StrCat(
-        where, ": '", figure.gnuplot, " ", stem, ".gp' in '", dir, "' ",
-        run->exit_code != 0 ? absl::StrCat("exited with status ", run->exit_code) : "wrote no image",
-        run->output.empty() ? std::string(" and printed nothing") : ":\n" + run->output.substr(0, 4000)));
-  }
-  if (std::rename(tmp_path.c_str(), png_path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp_path.c_str());
-    return absl::Status(absl::ErrnoToStatusCode(err),
-                        absl::StrCat(where, ": renaming '", tmp_path, "': ", std::strerror(err)));
-  }
-  return absl::OkStatus();
+  return RunGnuplotToPng(figure.gnuplot, stem + ".gp", dir, png_path,
+                         absl::StrCat("figure '", png_path, "'"));
 }
 
 absl::StatusOr<Band> MeanBand(const std::string& name, const std::vector<double>& xs,

@@ -107,7 +107,7 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
   EXPECT_EQ(grid.size(), 2u * 16 * 3 * 10);
   Experiment m1 = PointExperiment(fig3, grid[0]).value();
   EXPECT_EQ(m1.model().layers(0).mamba1().d_state(), 32);
-  EXPECT_FLOAT_EQ(m1.variants(0).init(0).mimetic().c(), 8);
+  EXPECT_EQ(m1.variants(0).init(0).mimetic().c(), 8.0);  // exact: a double
   EXPECT_NEAR(m1.variants(0).init(0).mimetic().delta_bias(), 0.5413, 1e-4);
 }
 

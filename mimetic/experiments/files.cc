@@ -9,21 +9,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "mimetic/core/status.h"
+#include "mimetic/core/file_util.h"
 
 extern char** environ;
 
 namespace mimetic::experiments {
 namespace {
-
-absl::Status ErrnoError(int err, const std::string& what) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
-}
 
 // Removes "." and empty parts and folds ".." into its parent; `path` is absolute.
 std::string NormaliseAbsolute(const std::string& path) {
@@ -40,29 +35,6 @@ std::string NormaliseAbsolute(const std::string& path) {
 }
 
 }  // namespace
-
-absl::Status MakeDirs(const std::string& dir) {
-  if (dir.empty() || dir == "." || dir == "/") return absl::OkStatus();
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
-  if (!S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
-  }
-  return absl::OkStatus();
-}
-
-std::string DirName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 std::string BaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -106,7 +78,8 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, c
   std::string log_template =
       absl::StrCat(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp", "/mimetic_run_XXXXXX");
   const int log_fd = ::mkstemp(log_template.data());
-  if (log_fd < 0) return ErrnoError(errno, absl::StrCat("creating a temporary file '", log_template, "'"));
+  if (log_fd < 0)
+    return core::ErrnoError(errno, absl::StrCat("creating a temporary file '", log_template, "'"));
   ::unlink(log_template.c_str());
 
   posix_spawn_file_actions_t actions;
@@ -128,14 +101,14 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, c
           "'", argv[0], "' was not found on PATH",
           install_hint.empty() ? std::string() : absl::StrCat("; install it (", install_hint, ")")));
     }
-    return ErrnoError(rc, absl::StrCat("starting '", argv[0], "' in '", cwd, "'"));
+    return core::ErrnoError(rc, absl::StrCat("starting '", argv[0], "' in '", cwd, "'"));
   }
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) {
       const int err = errno;
       ::close(log_fd);
-      return ErrnoError(err, absl::StrCat("waiting for '", argv[0], "'"));
+      return core::ErrnoError(err, absl::StrCat("waiting for '", argv[0], "'"));
     }
   }
   ProgramResult result;

@@ -1,8 +1,8 @@
-// Small file-system and subprocess helpers for the figure and report writers: mkdir -p, path pieces,
-// relative links, and running an external program (gnuplot, chromium) with its output captured.
-// (Whole-file reads and atomic writes are run_files.h.)
+// Small file-system and subprocess helpers for the figure and report writers: path pieces, relative
+// links, and running an external program (gnuplot, chromium) with its output captured. (mkdir -p,
+// DirName and errno Statuses are core/file_util.h; whole-file reads and atomic writes are run_files.h.)
 //
-//   RETURN_IF_ERROR(MakeDirs("runs/fig1"));
+//   RETURN_IF_ERROR(core::MakeDirs("runs/fig1"));
 //   std::string link = RelativePath("runs/paper", "runs/fig1/figure.png");  // "../fig1/figure.png"
 //   ASSIGN_OR_RETURN(ProgramResult r, RunProgram({"gnuplot", "figure.gp"}, "runs/fig1"));
 //   if (r.exit_code != 0) ... r.output holds its stdout and stderr.
@@ -17,12 +17,7 @@
 
 namespace mimetic::experiments {
 
-// mkdir -p: creates `dir` and its missing parents. FailedPrecondition when a part is not a directory.
-absl::Status MakeDirs(const std::string& dir);
-
-// "a/b/c.png" -> "a/b"; "c.png" -> "."; "/c.png" -> "/".
-std::string DirName(const std::string& path);
-// "a/b/c.png" -> "c.png".
+// "a/b/c.png" -> "c.png" (the counterpart of core::DirName).
 std::string BaseName(const std::string& path);
 // `path` made absolute against the current directory and normalised lexically ("." and ".." parts
 // and repeated slashes removed); symbolic links are not resolved.

@@ -1,10 +1,7 @@
 #include "mimetic/experiments/plots.h"
 
-#include <fcntl.h>
 #include <png.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -24,62 +19,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
-
-extern char** environ;
+#include "mimetic/experiments/files.h"
+#include "mimetic/experiments/run_files.h"
 
 namespace mimetic::experiments {
 namespace {
 
 constexpr int64_t kMaxImageSide = 16384;
-
-absl::Status ErrnoError(int err, const std::string& what) {
-  return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
-}
-
-// mkdir -p.
-absl::Status MakeDirs(const std::string& dir) {
-  if (dir.empty() || dir == "." || dir == "/") return absl::OkStatus();
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string prefix = dir.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoError(errno, absl::StrCat("creating directory '", prefix, "'"));
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoError(errno, absl::StrCat("directory '", dir, "'"));
-  if (!S_ISDIR(st.st_mode))
-    return absl::FailedPreconditionError(absl::StrCat("'", dir, "' is not a directory"));
-  return absl::OkStatus();
-}
-
-std::string DirName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-absl::Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return ErrnoError(errno, absl::StrCat("cannot create '", path, "'"));
-  out << text;
-  out.close();
-  if (!out) return ErrnoError(errno != 0 ? errno : EIO, absl::StrCat("writing '", path, "'"));
-  return absl::OkStatus();
-}
 
 // A gnuplot single-quoted string: inside one, '' stands for ' and nothing else is special.
 std::string GpQuote(const std::string& text) {
@@ -88,36 +36,6 @@ std::string GpQuote(const std::string& text) {
 }
 
 std::string GpNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "NaN"; }
-
-// Runs `argv` (argv[0] looked up on PATH) in `cwd` with stdin from /dev/null and stdout + stderr into
-// `log_path` (absolute or relative to the caller's directory). Returns the exit status.
-absl::StatusOr<int> RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
-                               const std::string& log_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());  // after the open: log_path stays ours
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", argv[0],
-        "' was not found on PATH; install gnuplot (Debian: gnuplot-nox; tools/bazel installs it)"));
-  }
-  if (rc != 0) return ErrnoError(rc, absl::StrCat("starting '", argv[0], "'"));
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0) {
-    if (errno != EINTR) return ErrnoError(errno, absl::StrCat("waiting for '", argv[0], "'"));
-  }
-  if (WIFSIGNALED(wstatus)) return 128 + WTERMSIG(wstatus);
-  return WEXITSTATUS(wstatus);
-}
 
 // The 10 stops of viridisLite's viridis(10) and magma(10) (t = 0, 1/9, ..., 1).
 constexpr std::array<Rgb, 10> kViridis = {{{68, 1, 84},
@@ -161,6 +79,34 @@ bool ProgramOnPath(const std::string& program) {
   return false;
 }
 
+absl::Status RunGnuplotToPng(const std::string& gnuplot, const std::string& script_name,
+                             const std::string& dir, const std::string& png_path, const std::string& where) {
+  const std::string tmp_name = BaseName(png_path) + ".tmp";
+  const std::string tmp_path = (dir == "/" ? "/" : dir + "/") + tmp_name;
+  absl::StatusOr<ProgramResult> run =
+      RunProgram({gnuplot, "-e", absl::StrCat("outfile=", GpQuote(tmp_name)), script_name}, dir,
+                 "Debian: gnuplot-nox; tools/bazel installs it");
+  if (!run.ok()) {
+    ::unlink(tmp_path.c_str());
+    return absl::Status(run.status().code(), absl::StrCat(where, ": ", run.status().message()));
+  }
+  struct stat st;
+  const bool drawn = ::stat(tmp_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+  if (run->exit_code != 0 || !drawn) {
+    ::unlink(tmp_path.c_str());
+    return absl::InternalError(absl::StrCat(
+        where, ": '", gnuplot, " ", script_name, "' in '", dir, "' ",
+        run->exit_code != 0 ? absl::StrCat("exited with status ", run->exit_code) : "wrote no image",
+        run->output.empty() ? std::string(" and printed nothing") : ":\n" + run->output.substr(0, 4000)));
+  }
+  if (std::rename(tmp_path.c_str(), png_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_path.c_str());
+    return core::ErrnoError(err, absl::StrCat(where, ": renaming '", tmp_path, "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PlotCurves(const std::string& png_path, const std::string& title, const std::string& xlabel,
                         const std::string& ylabel, const std::vector<Series>& series,
                         const PlotOptions& options) {
@@ -184,13 +130,12 @@ absl::Status PlotCurves(const std::string& png_path, const std::string& title, c
   }
   if (points == 0) return absl::InvalidArgumentError(absl::StrCat(where, ": no points to plot"));
 
-  const std::string dir = DirName(png_path);
+  const std::string dir = core::DirName(png_path);
   const std::string base = BaseName(png_path);
   const std::string stem = absl::EndsWith(base, ".png") ? base.substr(0, base.size() - 4) : base;
   const std::string data_name = stem + ".dat";
   const std::string script_name = stem + ".gp";
-  const std::string tmp_name = base + ".tmp";
-  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(core::MakeDirs(dir));
 
   // One block per non-empty series, separated by two blank lines (gnuplot's `index`).
   std::string data;
@@ -227,31 +172,7 @@ absl::Status PlotCurves(const std::string& png_path, const std::string& title, c
   const std::string in_dir = dir == "/" ? "/" : dir + "/";
   RETURN_IF_ERROR(WriteTextFile(in_dir + data_name, data));
   RETURN_IF_ERROR(WriteTextFile(in_dir + script_name, script));
-  const std::string log_path = in_dir + stem + ".gnuplot.log";
-  const std::string tmp_path = in_dir + tmp_name;
-  absl::StatusOr<int> exit_code = RunProgram(
-      {options.gnuplot, "-e", absl::StrCat("outfile=", GpQuote(tmp_name)), script_name}, dir, log_path);
-  const std::string log = ReadFile(log_path);
-  ::unlink(log_path.c_str());
-  if (!exit_code.ok()) {
-    ::unlink(tmp_path.c_str());
-    return absl::Status(exit_code.status().code(), absl::StrCat(where, ": ", exit_code.status().message()));
-  }
-  struct stat st;
-  const bool drawn = ::stat(tmp_path.c_str(), &st) == 0 && st.st_size > 0;
-  if (*exit_code != 0 || !drawn) {
-    ::unlink(tmp_path.c_str());
-    return absl::InternalError(absl::StrCat(
-        where, ": '", options.gnuplot, " ", script_name, "' in '", dir, "' ",
-        *exit_code != 0 ? absl::StrCat("exited with status ", *exit_code) : "wrote no image",
-        log.empty() ? std::string(" and printed nothing") : absl::StrCat(":\n", log.substr(0, 4000))));
-  }
-  if (std::rename(tmp_path.c_str(), png_path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp_path.c_str());
-    return ErrnoError(err, absl::StrCat(where, ": renaming '", tmp_path, "'"));
-  }
-  return absl::OkStatus();
+  return RunGnuplotToPng(options.gnuplot, script_name, dir, png_path, where);
 }
 
 Rgb ColormapColor(Colormap colormap, double t) {
@@ -329,7 +250,7 @@ absl::Status WriteHeatmapPng(const std::string& png_path, const std::vector<doub
     }
   }
 
-  RETURN_IF_ERROR(MakeDirs(DirName(png_path)));
+  RETURN_IF_ERROR(core::MakeDirs(core::DirName(png_path)));
   // libpng's simplified API reports errors in image.message instead of by longjmp.
   png_image image;
   std::memset(&image, 0, sizeof(image));
@@ -346,13 +267,13 @@ absl::Status WriteHeatmapPng(const std::string& png_path, const std::vector<doub
     png_image_free(&image);
     ::unlink(tmp.c_str());
     if (err != 0)
-      return ErrnoError(err, absl::StrCat(where, ": writing '", tmp, "' (libpng: ", message, ")"));
+      return core::ErrnoError(err, absl::StrCat(where, ": writing '", tmp, "' (libpng: ", message, ")"));
     return absl::InternalError(absl::StrCat(where, ": libpng: ", message));
   }
   if (std::rename(tmp.c_str(), png_path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return ErrnoError(err, absl::StrCat(where, ": renaming '", tmp, "'"));
+    return core::ErrnoError(err, absl::StrCat(where, ": renaming '", tmp, "'"));
   }
   return absl::OkStatus();
 }
@@ -373,7 +294,7 @@ absl::Status WriteAttentionMapPngs(const std::string& dir, const std::string& pr
                                                      " mask values, expected ", L, " x ", L));
     }
   }
-  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(core::MakeDirs(dir));
   for (size_t layer = 0; layer < maps.size(); ++layer) {
     const models::LayerMap& m = maps[layer];
     const int64_t L = m.length;

@@ -53,6 +53,14 @@ absl::Status PlotCurves(const std::string& png_path, const std::string& title, c
 // Whether `program` is an executable file on PATH (tests use it to skip without gnuplot).
 bool ProgramOnPath(const std::string& program);
 
+// Runs `gnuplot` on the script `script_name` in the directory `dir` with `outfile` set to a temporary
+// beside `png_path` (which must lie in `dir`), then renames the drawn image over `png_path`, so that a
+// failed plot leaves an earlier PNG intact. Errors start with `where`: FailedPrecondition when gnuplot
+// is not installed; Internal with its exit status and output when it fails or draws nothing (an empty
+// or missing file). PlotCurves and RenderFigure (figure_render.h) draw through it.
+absl::Status RunGnuplotToPng(const std::string& gnuplot, const std::string& script_name,
+                             const std::string& dir, const std::string& png_path, const std::string& where);
+
 // Perceptually uniform maps, matplotlib's viridis and magma approximated by the 10 stops of viridisLite's
 // viridis(10) and magma(10) interpolated linearly in sRGB (close to, not identical with, matplotlib's
 // 256-entry tables), and plain grayscale (black to white).

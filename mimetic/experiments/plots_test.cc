@@ -1,17 +1,15 @@
 #include "mimetic/experiments/plots.h"
 
-#include <png.h>
-#include <sys/stat.h>
-
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/experiments/files.h"
+#include "mimetic/experiments/png_test_util.h"
+#include "mimetic/experiments/run_files.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -24,62 +22,10 @@ std::string TestDir(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/plots_test_", name);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-uint32_t BigEndian32(const std::string& bytes, size_t at) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[at + i]);
-  return v;
-}
-
-// Checks the 8-byte PNG signature and that the first chunk is IHDR, and returns its width and height.
+// The decoded size, (width, height); a test failure when libpng cannot read `path`.
 std::pair<uint32_t, uint32_t> PngSize(const std::string& path) {
-  const std::string bytes = ReadFile(path);
-  EXPECT_GE(bytes.size(), 33u) << path;
-  if (bytes.size() < 33) return {0, 0};
-  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << path;
-  EXPECT_EQ(BigEndian32(bytes, 8), 13u) << path;  // IHDR data length
-  EXPECT_EQ(bytes.substr(12, 4), "IHDR") << path;
-  return {BigEndian32(bytes, 16), BigEndian32(bytes, 20)};
-}
-
-// Decodes a PNG with libpng into 8-bit RGB.
-struct Decoded {
-  uint32_t width = 0, height = 0;
-  std::vector<uint8_t> rgb;
-  Rgb At(uint32_t x, uint32_t y) const {
-    const uint8_t* p = &rgb[(static_cast<size_t>(y) * width + x) * 3];
-    return {p[0], p[1], p[2]};
-  }
-};
-
-Decoded DecodePng(const std::string& path) {
-  png_image image;
-  std::memset(&image, 0, sizeof(image));
-  image.version = PNG_IMAGE_VERSION;
-  Decoded out;
-  if (!png_image_begin_read_from_file(&image, path.c_str())) {
-    ADD_FAILURE() << path << ": " << image.message;
-    return out;
-  }
-  image.format = PNG_FORMAT_RGB;
-  out.width = image.width;
-  out.height = image.height;
-  out.rgb.resize(PNG_IMAGE_SIZE(image));
-  if (!png_image_finish_read(&image, nullptr, out.rgb.data(), 0, nullptr)) {
-    ADD_FAILURE() << path << ": " << image.message;
-  }
-  return out;
+  const DecodedPng png = DecodePng(path);
+  return {png.width, png.height};
 }
 
 void ExpectColor(const Rgb& got, const Rgb& want, const std::string& where) {
@@ -126,10 +72,10 @@ TEST(HeatmapTest, WritesScaledCellsWithDataRange) {
                                 1,
                                 3};
   ASSERT_TRUE(WriteHeatmapPng(path, values, 3, 5, 4, Colormap::kViridis).ok());
-  EXPECT_FALSE(Exists(path + ".tmp"));
+  EXPECT_FALSE(FileExists(path + ".tmp"));
   EXPECT_EQ(PngSize(path), std::make_pair(20u, 12u));  // width = cols * scale, height = rows * scale
 
-  Decoded png = DecodePng(path);
+  DecodedPng png = DecodePng(path);
   ASSERT_EQ(png.width, 20u);
   ASSERT_EQ(png.height, 12u);
   const Rgb low = ColormapColor(Colormap::kViridis, 0);
@@ -147,13 +93,13 @@ TEST(HeatmapTest, FixedRangeAndConstantValues) {
   const std::string dir = TestDir("ranges");
   ASSERT_TRUE(
       WriteHeatmapPng(dir + "/half.png", {0.5, 2.0}, 1, 2, 1, Colormap::kGrayscale, ValueRange{0, 1}).ok());
-  Decoded half = DecodePng(dir + "/half.png");
+  DecodedPng half = DecodePng(dir + "/half.png");
   ASSERT_EQ(half.width, 2u);
   ExpectColor(half.At(0, 0), {128, 128, 128}, "0.5 of [0, 1]");
   ExpectColor(half.At(1, 0), {255, 255, 255}, "2 clamps to 1");
 
   ASSERT_TRUE(WriteHeatmapPng(dir + "/flat.png", {7, 7, 7, 7}, 2, 2, 3, Colormap::kMagma).ok());
-  Decoded flat = DecodePng(dir + "/flat.png");
+  DecodedPng flat = DecodePng(dir + "/flat.png");
   ASSERT_EQ(flat.width, 6u);
   ExpectColor(flat.At(5, 5), ColormapColor(Colormap::kMagma, 0), "constant values draw the low colour");
 }
@@ -194,12 +140,12 @@ TEST(AttentionMapPngsTest, WritesMapAndMaskPerLayer) {
     EXPECT_EQ(PngSize(absl::StrCat(dir, "/mimetic_layer0_", kind, ".png")), std::make_pair(512u, 512u));
     EXPECT_EQ(PngSize(absl::StrCat(dir, "/mimetic_layer1_", kind, ".png")), std::make_pair(500u, 500u));
   }
-  Decoded mask = DecodePng(dir + "/mimetic_layer0_mask.png");
+  DecodedPng mask = DecodePng(dir + "/mimetic_layer0_mask.png");
   ASSERT_EQ(mask.width, 512u);
   ExpectColor(mask.At(511, 0), kMissingColor, "upper triangle is blank");
   ExpectColor(mask.At(0, 511), ColormapColor(Colormap::kViridis, std::exp(-0.3 * 7)), "mask on [0, 1]");
   ExpectColor(mask.At(100, 100), ColormapColor(Colormap::kViridis, 1), "diagonal of the mask is 1");
-  Decoded map = DecodePng(dir + "/mimetic_layer0_map.png");
+  DecodedPng map = DecodePng(dir + "/mimetic_layer0_map.png");
   ExpectColor(map.At(5, 5), ColormapColor(Colormap::kViridis, 1), "map maximum on the diagonal");
   ExpectColor(map.At(0, 511), ColormapColor(Colormap::kViridis, 0), "map minimum at (7, 0)");
 }
@@ -230,11 +176,13 @@ TEST(PlotCurvesTest, DrawsAPngWithGnuplot) {
       {{"default_init", steps, default_acc}, {"mimetic", steps, mimetic_acc}, {"empty", {}, {}}}, options);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(PngSize(dir + "/accuracy.png"), std::make_pair(800u, 500u));
-  EXPECT_TRUE(Exists(dir + "/accuracy.gp"));
-  EXPECT_TRUE(Exists(dir + "/accuracy.dat"));
-  EXPECT_FALSE(Exists(dir + "/accuracy.png.tmp"));
-  EXPECT_FALSE(Exists(dir + "/accuracy.gnuplot.log"));
-  EXPECT_THAT(ReadFile(dir + "/accuracy.gp"), HasSubstr("'Copy task, it''s L=64'"));
+  EXPECT_TRUE(FileExists(dir + "/accuracy.gp"));
+  EXPECT_TRUE(FileExists(dir + "/accuracy.dat"));
+  EXPECT_FALSE(FileExists(dir + "/accuracy.png.tmp"));
+  EXPECT_FALSE(FileExists(dir + "/accuracy.gnuplot.log"));
+  absl::StatusOr<std::string> script = ReadTextFile(dir + "/accuracy.gp");
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_THAT(*script, HasSubstr("'Copy task, it''s L=64'"));
 
   PlotOptions log_options;
   log_options.log_x = true;
@@ -270,7 +218,7 @@ TEST(PlotCurvesTest, Errors) {
   s = PlotCurves(dir + "/a.png", "t", "x", "y", one, failing);
   EXPECT_TRUE(absl::IsInternal(s)) << s;
   EXPECT_THAT(s.message(), HasSubstr("exited with status 1"));
-  EXPECT_FALSE(Exists(dir + "/a.png"));
+  EXPECT_FALSE(FileExists(dir + "/a.png"));
 
   if (ProgramOnPath("gnuplot")) {
     // gnuplot's own complaint comes back in the Status: a log axis with no positive values.

@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/run_files.h"
@@ -259,7 +260,7 @@ absl::Status WriteReport(const std::string& dir, const std::string& title, const
           absl::StrCat("report '", dir, "': two figures have the id \"", figures[i].id, "\""));
     }
   }
-  RETURN_IF_ERROR(MakeDirs(dir));
+  RETURN_IF_ERROR(core::MakeDirs(dir));
   RETURN_IF_ERROR(WriteTextFile(dir + "/report.md", ReportMarkdown(dir, title, machine, figures)));
   return WriteTextFile(dir + "/report.html", ReportHtml(title, machine, figures));
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/experiments/figure_render.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/plots.h"
@@ -81,7 +82,7 @@ class ReportBrowserTest : public ::testing::Test {
     // chromium writes a profile, caches and crash dumps under HOME; in Bazel's sandbox only the test's
     // temporary directory is writable.
     home_ = TestDir("home");
-    ASSERT_TRUE(MakeDirs(home_).ok());
+    ASSERT_TRUE(core::MakeDirs(home_).ok());
     ::setenv("HOME", home_.c_str(), 1);
     ::setenv("XDG_CONFIG_HOME", (home_ + "/.config").c_str(), 1);
     ::setenv("XDG_CACHE_HOME", (home_ + "/.cache").c_str(), 1);
@@ -142,7 +143,7 @@ TEST_F(ReportBrowserTest, LoadsAndShowsEveryFigure) {
 
   // The page as drawn: both pictures and the coloured verdict cells are on screen.
   const std::string shot = TestDir("shot") + "/report.png";
-  ASSERT_TRUE(MakeDirs(DirName(shot)).ok());
+  ASSERT_TRUE(core::MakeDirs(core::DirName(shot)).ok());
   Browse(html, "--screenshot=" + shot);
   ASSERT_TRUE(FileExists(shot)) << "chromium wrote no screenshot";
   const DecodedPng png = DecodePng(shot);

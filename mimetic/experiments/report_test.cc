@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/run_files.h"
 
@@ -19,7 +20,7 @@ std::string TestDir(const std::string& name) {
 }
 
 absl::Status Write(const std::string& path, const std::string& text) {
-  absl::Status made = MakeDirs(DirName(path));
+  absl::Status made = core::MakeDirs(core::DirName(path));
   return made.ok() ? WriteTextFile(path, text) : made;
 }
 

@@ -64,7 +64,7 @@ TEST(SweepTest, AxesMultiplyInOrderAndCanBeRestrictedToVariants) {
   Experiment one = PointExperiment(e, grid[4]).value();
   ASSERT_EQ(one.variants_size(), 1);
   EXPECT_EQ(one.variants(0).name(), "mimetic");
-  EXPECT_FLOAT_EQ(one.variants(0).init(0).mimetic().c(), 8);
+  EXPECT_EQ(one.variants(0).init(0).mimetic().c(), 8.0);  // exact: a double
   EXPECT_DOUBLE_EQ(one.train().lr(), 1e-3);
   EXPECT_THAT(one.seeds(), ElementsAre(1u));
   EXPECT_FALSE(one.has_sweep());
