@@ -11,15 +11,8 @@
 #include "mimetic/core/file_util.h"
 
 namespace mimetic::experiments {
-namespace {
 
 namespace fs = std::filesystem;
-
-absl::Status Errno(const std::string& what, const std::string& path) {
-  return absl::PermissionDeniedError(absl::StrCat("cannot ", what, " '", path, "': ", std::strerror(errno)));
-}
-
-}  // namespace
 
 absl::Status WriteTextFile(const std::string& path, const std::string& text) {
   return core::WriteFileAtomically(path, {absl::string_view(text)});
@@ -33,14 +26,14 @@ absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
     return absl::FailedPreconditionError(absl::StrCat("cannot read '", path, "': not a regular file"));
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Errno("read", path);
+  if (fd < 0) return core::ErrnoError(errno, absl::StrCat("cannot read '", path, "'"));
   std::string text;
   char buf[1 << 16];
   while (true) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      absl::Status s = Errno("read", path);
+      absl::Status s = core::ErrnoError(errno, absl::StrCat("cannot read '", path, "'"));
       ::close(fd);
       return s;
     }

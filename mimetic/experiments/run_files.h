@@ -3,9 +3,10 @@
 //   RETURN_IF_ERROR(WriteTextFile("runs/copy/summary.md", table));
 //   ASSIGN_OR_RETURN(std::string text, ReadTextFile("runs/copy/sweep.textproto"));
 //
-// WriteTextFile writes a temporary file with a unique name beside the target (so two writers never
-// share one), checks every write through flush and close, and renames it over the target: a failed
-// write (a full disk, say) returns an error and leaves the old file as it was.
+// WriteTextFile is core::WriteFileAtomically: it writes `<path>.tmp`, checks every write through
+// fsync and close, and renames it over the target, so a failed write (a full disk, say) returns an
+// error and leaves the old file as it was. (Two processes writing one file at once are not guarded
+// against: a run directory has one writer.)
 #ifndef MIMETIC_EXPERIMENTS_RUN_FILES_H_
 #define MIMETIC_EXPERIMENTS_RUN_FILES_H_
 
