@@ -155,7 +155,7 @@ RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, d
 std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l, int64_t reach) {
   FigureRun run;
   run.preset = "cpu";
-  run.experiment = LoadPreset(Root(), "fig1", "cpu", {}).value();
+  run.experiment = LoadPreset(Root(), "fig1", "cpu", {"eval.lengths=[25, 50]"}).value();
   for (uint64_t seed : {1, 2, 3}) {
     run.summary.runs.push_back(Synthetic("default", seed, default_l, default_2l, 100));
     run.summary.runs.push_back(Synthetic("mimetic", seed, 1.0, mimetic_2l + 0.01 * seed, reach));

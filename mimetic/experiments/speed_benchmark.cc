@@ -13,6 +13,9 @@
 #include <iostream>
 #include <string>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -30,7 +33,8 @@ struct Config {
   std::string device = "cpu";
   bool torch_compile = false;
   std::string mixer = "mamba2";
-  int d_model = 64, n_layer = 2, d_state = 32, headdim = 16, chunk = 32, batch = 64, seq_len = 128, steps = 20;
+  int d_model = 64, n_layer = 2, d_state = 32, headdim = 16, chunk = 32, batch = 64, seq_len = 128,
+      steps = 20;
   int threads = 2;
   std::string python = "/usr/bin/python3";
 };
@@ -41,9 +45,10 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
                                 ? absl::StrCat("mamba2 { d_state: ", c.d_state, " headdim: ", c.headdim,
                                                " chunk_size: ", c.chunk, " }")
                                 : absl::StrCat("mamba1 { d_state: ", c.d_state, " }");
-  models::ModelSpec spec = models::ParseModelSpec(absl::StrCat("vocab_size: 30 d_model: ", c.d_model, " n_layer: ",
-                                                               c.n_layer, " default_layer { ", layer, " }"))
-                               .value();
+  models::ModelSpec spec =
+      models::ParseModelSpec(absl::StrCat("vocab_size: 30 d_model: ", c.d_model, " n_layer: ", c.n_layer,
+                                          " default_layer { ", layer, " }"))
+          .value();
   core::ParamTree params = models::Init(core::Key::FromSeed(0), spec).value();
   const core::Device device = c.device == "cuda" ? core::Device::kCuda : core::Device::kCpu;
   params = params.Map([device](const core::Tensor& t) { return t.ToDevice(device).value(); });
@@ -61,7 +66,8 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
   for (int i = 0; i < 2; ++i) step(&state, batch, 1e-3).value();  // trace + first replay
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < c.steps; ++i) step(&state, batch, 1e-3).value();
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / c.steps;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / c.steps;
   *stats = step.jit().last_stats();
   // Where the time goes: a few more steps with per-op timing.
   step.mutable_jit().set_profiling(true);
@@ -74,9 +80,11 @@ Config Preset(const std::string& name, const Config& base) {
   Config c = base;
   c.name = name;
   if (name == "fig1") {  // small 4-layer Mamba (paper Fig. 1), copy length 50 -> rows of 256
-    c.d_model = 256, c.n_layer = 4, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256, c.batch = 64;
+    c.d_model = 256, c.n_layer = 4, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256,
+    c.batch = 64;
   } else if (name == "fig9") {  // 2-layer Mamba 2, width 1024, N 128, headdim 64 (paper Fig. 9)
-    c.d_model = 1024, c.n_layer = 2, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256, c.batch = 32;
+    c.d_model = 1024, c.n_layer = 2, c.d_state = 128, c.headdim = 64, c.chunk = 64, c.seq_len = 256,
+    c.batch = 32;
   } else if (name == "fig3") {  // 24-layer width-1024 Mamba 1, N 32 (paper Fig. 3)
     c.mixer = "mamba1", c.d_model = 1024, c.n_layer = 24, c.d_state = 32, c.seq_len = 256, c.batch = 16;
   }
@@ -85,13 +93,13 @@ Config Preset(const std::string& name, const Config& base) {
 
 double RunTorch(const Config& c, bool compile, std::string* raw) {
   const char* runfiles = std::getenv("RUNFILES_DIR");
-  const std::string script =
-      absl::StrCat(runfiles ? std::string(runfiles) + "/mimetic/" : std::string(), "tools/bench/torch_copy_step.py");
-  const std::string cmd = absl::StrCat(c.python, " ", script, " --mixer ", c.mixer, " --d_model ", c.d_model,
-                                       " --n_layer ", c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim,
-                                       " --chunk ", c.chunk, " --batch ", c.batch, " --seq_len ", c.seq_len,
-                                       " --steps ", std::max(3, c.steps / 4), " --threads ", c.threads, " --device ",
-                                       c.device, compile ? " --compile" : "", " 2>&1");
+  const std::string script = absl::StrCat(runfiles ? std::string(runfiles) + "/mimetic/" : std::string(),
+                                          "tools/bench/torch_copy_step.py");
+  const std::string cmd =
+      absl::StrCat(c.python, " ", script, " --mixer ", c.mixer, " --d_model ", c.d_model, " --n_layer ",
+                   c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim, " --chunk ", c.chunk,
+                   " --batch ", c.batch, " --seq_len ", c.seq_len, " --steps ", std::max(3, c.steps / 4),
+                   " --threads ", c.threads, " --device ", c.device, compile ? " --compile" : "", " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   if (pipe != nullptr) {
@@ -107,30 +115,36 @@ double RunTorch(const Config& c, bool compile, std::string* raw) {
 
 }  // namespace
 
+ABSL_FLAG(std::string, mixer, "mamba2", "mamba2 or mamba1");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda");
+ABSL_FLAG(std::vector<std::string>, preset, {},
+          "comma-separated presets: copy, fig1, fig9, fig3 (default copy)");
+ABSL_FLAG(bool, torch_compile, false, "also time torch.compile (always on for cuda)");
+ABSL_FLAG(int, d_model, 0, "override the preset's width (0: keep)");
+ABSL_FLAG(int, n_layer, 0, "override the preset's depth (0: keep)");
+ABSL_FLAG(int, d_state, 0, "override the preset's state size (0: keep)");
+ABSL_FLAG(int, batch, 0, "override the preset's batch (0: keep)");
+ABSL_FLAG(int, seq_len, 0, "override the preset's tokens per row (0: keep)");
+ABSL_FLAG(int, steps, 0, "override the number of timed steps (0: keep)");
+ABSL_FLAG(std::string, python, "", "the Python that runs the PyTorch peer (default: the preset's)");
+
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "times one training step against the same model and step in PyTorch; e.g. --mixer=mamba1, "
+      "--device=cuda --preset=fig1,fig9,fig3");
+  absl::ParseCommandLine(argc, argv);
   Config c;
-  std::vector<std::string> presets;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto val = [&](const char* name) { return a.substr(std::string(name).size()); };
-    if (absl::StartsWith(a, "--mixer=")) c.mixer = val("--mixer=");
-    else if (absl::StartsWith(a, "--device=")) c.device = val("--device=");
-    else if (absl::StartsWith(a, "--preset=")) presets.push_back(val("--preset="));
-    else if (a == "--torch_compile") c.torch_compile = true;
-    else if (absl::StartsWith(a, "--d_model=")) c.d_model = std::stoi(val("--d_model="));
-    else if (absl::StartsWith(a, "--n_layer=")) c.n_layer = std::stoi(val("--n_layer="));
-    else if (absl::StartsWith(a, "--d_state=")) c.d_state = std::stoi(val("--d_state="));
-    else if (absl::StartsWith(a, "--batch=")) c.batch = std::stoi(val("--batch="));
-    else if (absl::StartsWith(a, "--seq_len=")) c.seq_len = std::stoi(val("--seq_len="));
-    else if (absl::StartsWith(a, "--steps=")) c.steps = std::stoi(val("--steps="));
-    else if (absl::StartsWith(a, "--python=")) c.python = val("--python=");
-    else {
-      std::cerr << "unknown flag " << a
-                << "; flags: --mixer=mamba2|mamba1 --device=cpu|cuda --preset=copy|fig1|fig9|fig3 (repeatable) "
-                   "--torch_compile --d_model= --n_layer= --d_state= --batch= --seq_len= --steps= --python=\n";
-      return 2;
-    }
-  }
+  c.mixer = absl::GetFlag(FLAGS_mixer);
+  c.device = absl::GetFlag(FLAGS_device);
+  c.torch_compile = absl::GetFlag(FLAGS_torch_compile);
+  if (absl::GetFlag(FLAGS_d_model) > 0) c.d_model = absl::GetFlag(FLAGS_d_model);
+  if (absl::GetFlag(FLAGS_n_layer) > 0) c.n_layer = absl::GetFlag(FLAGS_n_layer);
+  if (absl::GetFlag(FLAGS_d_state) > 0) c.d_state = absl::GetFlag(FLAGS_d_state);
+  if (absl::GetFlag(FLAGS_batch) > 0) c.batch = absl::GetFlag(FLAGS_batch);
+  if (absl::GetFlag(FLAGS_seq_len) > 0) c.seq_len = absl::GetFlag(FLAGS_seq_len);
+  if (absl::GetFlag(FLAGS_steps) > 0) c.steps = absl::GetFlag(FLAGS_steps);
+  if (!absl::GetFlag(FLAGS_python).empty()) c.python = absl::GetFlag(FLAGS_python);
+  std::vector<std::string> presets = absl::GetFlag(FLAGS_preset);
   if (c.mixer != "mamba2" && c.mixer != "mamba1") {
     std::cerr << "--mixer must be mamba2 or mamba1, got '" << c.mixer << "'\n";
     return 2;
@@ -147,15 +161,17 @@ int main(int argc, char** argv) {
   if (presets.empty()) presets.push_back("copy");
   for (const std::string& name : presets) {
     const Config p = Preset(name, c);
-    std::cout << absl::StrFormat("[%s] %s on %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n", p.name,
-                                 p.mixer, p.device, p.d_model, p.n_layer, p.d_state, p.batch, p.seq_len);
+    std::cout << absl::StrFormat("[%s] %s on %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n",
+                                 p.name, p.mixer, p.device, p.d_model, p.n_layer, p.d_state, p.batch,
+                                 p.seq_len);
     mimetic::core::JitPlanStats stats;
     const double ours = TimeMimetic(p, &stats);
     std::cout << absl::StrFormat(
         "[%s] mimetic (jitted%s): %.1f ms/step  [%d nodes, %.1f MB planned vs %.1f MB eager]\n", p.name,
-        p.device == "cpu" ? absl::StrCat(", OpenBLAS, OMP_NUM_THREADS=",
-                                          std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset")
-                          : std::string(", CUDA graph"),
+        p.device == "cpu"
+            ? absl::StrCat(", OpenBLAS, OMP_NUM_THREADS=",
+                           std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset")
+            : std::string(", CUDA graph"),
         ours, stats.num_nodes, stats.planned_bytes / 1e6, stats.unplanned_bytes / 1e6);
     for (bool compile : {false, true}) {
       if (compile && !(p.torch_compile || p.device == "cuda")) continue;
@@ -168,7 +184,8 @@ int main(int argc, char** argv) {
         continue;
       }
       std::cout << "[" << p.name << "] " << what << ": " << raw;
-      std::cout << absl::StrFormat("[%s] speedup vs %s: mimetic is %.1fx faster\n", p.name, what, torch_ms / ours);
+      std::cout << absl::StrFormat("[%s] speedup vs %s: mimetic is %.1fx faster\n", p.name, what,
+                                   torch_ms / ours);
     }
   }
   return 0;

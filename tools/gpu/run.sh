@@ -477,7 +477,8 @@ if [[ $HAS_BENCH == 1 ]]; then
   presets=()
   others=()
   for a in $bench_args; do
-    case "$a" in --preset=*) presets+=("$a") ;; *) others+=("$a") ;; esac
+    # --preset=fig1,fig9,fig3 (one flag, comma-separated) runs as one invocation per preset.
+    case "$a" in --preset=*) IFS=, read -ra list <<<"${a#--preset=}"; for x in "${list[@]}"; do presets+=("--preset=$x"); done ;; *) others+=("$a") ;; esac
   done
   [[ ${#presets[@]} -gt 0 ]] || presets=("")
   : >"$BENCH_OUT"
