@@ -116,7 +116,9 @@ double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t
     int64_t best = -1;
     double best_v = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j <= p; ++j) {
-      const double v = std::abs(map.map[p * L + j]);
+      // The largest positive weight: a strongly negative entry (as linear attention has for the
+      // most recent tokens) is not where the layer copies from.
+      const double v = map.map[p * L + j];
       if (std::isfinite(v) && v > best_v) {
         best_v = v;
         best = j;

@@ -45,7 +45,7 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
 
 // How sharply a layer looks back at the token it must copy (forward copy, `$ s | s .`): the fraction
 // of paste positions p (paste_start <= p < paste_start + length; at p the model predicts the source
-// token at p - length) whose largest map entry lies within 2 tokens of p - length. 1 = every paste
+// token at p - length) whose largest (most positive) map entry lies within 2 tokens of p - length. 1 = every paste
 // position attends to its source; a layer that only sees the recent past scores ~0.
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length);
 
