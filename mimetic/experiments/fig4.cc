@@ -61,10 +61,12 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
       Claim{"fig4.stack_baseline_fits", "Fig. 4, stack-order copy: the baseline fits the training length",
             Describe(absl::StrCat("default exact@", L), d1), Graded(d1.mean >= 0.9, d1.mean >= 0.5),
             "reproduced: default exact at the training length >= 0.9; partly: >= 0.5"});
-  claims.push_back(Claim{"fig4.stack_baseline_no_2x", "Fig. 4, stack-order copy: ... but does not generalise",
-                         Describe(absl::StrCat("default exact@", L2), d2),
-                         Graded(d2.mean < 0.2, d2.mean < 0.5),
-                         "reproduced: default exact at 2x < 0.2; partly: < 0.5"});
+  claims.push_back(Claim{
+      "fig4.stack_baseline_no_2x", "Fig. 4, stack-order copy: ... but does not generalise",
+      absl::StrCat(Describe(absl::StrCat("default exact@", L2), d2), " (at ", L, ": ", FormatStat(d1), ")"),
+      Graded(d1.mean >= 0.5 && d2.mean < 0.2, d1.mean >= 0.5 && d2.mean < 0.5),
+      "reproduced: the default fits the training length (>= 0.5) but exact at 2x < 0.2; partly: "
+      "fits and < 0.5 (a default that fits nothing says nothing about generalising)"});
   claims.push_back(
       Claim{"fig4.stack_mimetic_generalises", "Fig. 4, stack-order copy: mimetic generalises better",
             absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), m2), " vs ", Describe("default", d2)),

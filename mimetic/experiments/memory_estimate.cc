@@ -24,7 +24,8 @@ LayerCost CostOf(const models::LayerSpec& layer, int64_t D, int64_t T) {
   switch (layer.mixer_case()) {
     case models::LayerSpec::kMamba1: {
       const models::Mamba1Dims d = models::Mamba1DimsOf(layer.mamba1(), D);
-      c.params = D * 2 * d.E + d.E * (d.K + 1) + d.E * (d.R + 2 * d.N) + d.R * d.E + d.E + d.E * d.N + d.E + d.E * D;
+      c.params =
+          D * 2 * d.E + d.E * (d.K + 1) + d.E * (d.R + 2 * d.N) + d.R * d.E + d.E + d.E * d.N + d.E + d.E * D;
       // in_proj, conv in/out, x_proj, Δ, y, gate; chunk-boundary states (E x N every scan_chunk tokens).
       c.floats_per_token = 8 * d.E + d.R + 2 * d.N + d.E * d.N / std::max(1, layer.mamba1().scan_chunk());
       break;
@@ -66,10 +67,17 @@ MemoryEstimate EstimateTrainingMemory(const Experiment& e) {
   const int64_t D = spec.d_model(), V = models::PaddedVocab(spec);
   int64_t T = 0;
   switch (e.task().task_case()) {
-    case TaskSpec::kCopy: T = e.task().copy().context_len(); break;
-    case TaskSpec::kMqar: T = e.task().mqar().seq_len(); break;
-    case TaskSpec::kMqarCopy: T = e.task().mqar_copy().context_len(); break;
-    default: break;
+    case TaskSpec::kCopy:
+      T = e.task().copy().context_len();
+      break;
+    case TaskSpec::kMqar:
+      T = e.task().mqar().seq_len();
+      break;
+    case TaskSpec::kMqarCopy:
+      T = e.task().mqar_copy().context_len();
+      break;
+    default:
+      break;
   }
   const int64_t B = e.train().batch_size();
   int64_t eval_len = 0;
@@ -77,18 +85,25 @@ MemoryEstimate EstimateTrainingMemory(const Experiment& e) {
   MemoryEstimate m;
   m.params = V * D + (spec.tie_embeddings() ? 0 : V * D) + 2 * D;
   int64_t per_token = 3 * V;  // logits, their softmax and gradient
+  int64_t widest_layer = 0;
   for (const models::LayerSpec& layer : spec.layers()) {
     const LayerCost c = CostOf(layer, D, T);
+    const int64_t mlp = spec.d_intermediate() > 0 ? 4 * spec.d_intermediate() : 0;
     m.params += c.params + 2 * D + (spec.d_intermediate() > 0 ? 3 * D * spec.d_intermediate() : 0);
-    per_token += 2 * c.floats_per_token + (spec.d_intermediate() > 0 ? 4 * spec.d_intermediate() : 0);
+    per_token += 2 * c.floats_per_token + mlp;
+    widest_layer = std::max(widest_layer, 2 * c.floats_per_token + mlp);
   }
-  const int64_t tokens = std::max(B * T, static_cast<int64_t>(e.eval().batch_size()) * eval_len);
+  // Training keeps every layer's activations for the backward pass; evaluation runs forward only, so
+  // the buffer plan holds about one layer's tensors (and the logits) at a time.
+  const double train_floats = static_cast<double>(B) * T * per_token;
+  const double eval_floats =
+      static_cast<double>(e.eval().batch_size()) * eval_len * (3 * V + 2 * widest_layer);
   // Parameters, gradients, two moments, and the jitted step's second copy of its outputs.
   const double state = 4.0 * 6 * m.params;
-  const double activations = 4.0 * tokens * per_token;
+  const double activations = 4.0 * std::max(train_floats, eval_floats);
   m.bytes = static_cast<int64_t>(state + activations);
-  m.detail = absl::StrFormat("%.1fM parameters with AdamW %s + activations of %d x %d tokens %s", m.params / 1e6,
-                             GiB(state), B, T, GiB(activations));
+  m.detail = absl::StrFormat("%.1fM parameters with AdamW %s + activations of %d x %d tokens %s",
+                             m.params / 1e6, GiB(state), B, T, GiB(activations));
   return m;
 }
 
