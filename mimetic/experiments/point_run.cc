@@ -302,7 +302,7 @@ class PointTrainer {
           task_->SampleTrain(core::FoldIn(data_key_, static_cast<uint32_t>(state_.step)), t.batch_size()));
       ASSIGN_OR_RETURN(data::Batch batch, OnDevice(std::move(host_batch), device_));
       absl::StatusOr<train::StepMetrics> m = step(&state_, batch, schedule.LearningRate(state_.step));
-      if (!m.ok() && absl::StrContains(m.status().message(), "diverged")) {
+      if (!m.ok() && train::IsDivergence(m.status())) {
         // The state before the failing step is kept and nothing is checkpointed; the point is recorded
         // as diverged (accuracy 0), so a learning-rate sweep can go on with the other rates.
         progress_ << "[" << name_ << "] " << m.status().message() << "\n";

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/autodiff.h"
 #include "mimetic/core/builtin_ops.h"
@@ -12,6 +13,18 @@
 #include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::train {
+
+namespace {
+constexpr char kDivergenceUrl[] = "type.mimetic/train.Divergence";
+}  // namespace
+
+absl::Status DivergenceError(const std::string& message) {
+  absl::Status s = absl::InternalError(message);
+  s.SetPayload(kDivergenceUrl, absl::Cord("1"));
+  return s;
+}
+
+bool IsDivergence(const absl::Status& status) { return status.GetPayload(kDivergenceUrl).has_value(); }
 
 absl::StatusOr<TrainState> InitTrainState(const ParamTree& params) {
   TrainState s;
@@ -136,9 +149,8 @@ absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data:
     metrics.grad_norm = norm32;
   }
   if (!std::isfinite(metrics.loss)) {
-    return absl::InternalError(absl::StrCat("training diverged at step ", state->step, ": loss ",
-                                            metrics.loss, " (lr ", lr,
-                                            "); the state before this step is kept"));
+    return DivergenceError(absl::StrCat("training diverged at step ", state->step, ": loss ", metrics.loss,
+                                        " (lr ", lr, "); the state before this step is kept"));
   }
   state->params = std::move(out[0]);
   state->m = std::move(out[1]);

@@ -45,6 +45,11 @@ struct StepMetrics {
   double lr = 0;
 };
 
+// A step whose loss is not finite fails with a status that IsDivergence recognises (a typed payload,
+// not its message text), so callers can record the divergence and go on (e.g. with other rates).
+absl::Status DivergenceError(const std::string& message);
+bool IsDivergence(const absl::Status& status);
+
 class TrainStep {
  public:
   TrainStep(models::ModelSpec spec, OptimizerConfig config);

@@ -52,6 +52,12 @@ TEST(TrainStepTest, LossDecreasesAndTheStepIsTracedOnce) {
   EXPECT_LT(last, first - 0.3) << "first " << first << " last " << last;
 }
 
+TEST(TrainStepTest, DivergenceIsRecognisedByItsTypeNotItsMessage) {
+  EXPECT_TRUE(IsDivergence(DivergenceError("training diverged at step 3")));
+  EXPECT_FALSE(IsDivergence(absl::InternalError("training diverged at step 3")));
+  EXPECT_FALSE(IsDivergence(absl::OkStatus()));
+}
+
 TEST(TrainStepTest, SameSeedGivesIdenticalLosses) { EXPECT_EQ(Train(6, 3), Train(6, 3)); }
 
 TEST(TrainStepTest, JittedStepEqualsAnEagerStepBitForBit) {
