@@ -29,7 +29,8 @@ std::string Read(const fs::path& p) {
 // picture, claims and summary, then the report.
 TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   const std::string out = ::testing::TempDir() + "/paper_smoke";
-  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
+  const std::string cmd = Root() +
+                          "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
                           " > " + out + ".log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
   for (const FigureDef& f : Figures()) {
@@ -53,8 +54,9 @@ TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
               HasSubstr("out of range"));
   const std::string out = ::testing::TempDir() + "/bad";
-  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" +
-                          out + " > " + out + ".log 2>&1";
+  const std::string cmd =
+      Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" + out +
+      " > " + out + ".log 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
   EXPECT_THAT(Read(out + ".log"), HasSubstr("--jobs=0; expected >= 1"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "fig1_smoke"));
@@ -77,6 +79,7 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
       {"fig3", 24, 1024, 5000, 10, 50, {50, 100, 300}, "mamba2", 0},  // the arch axis sets both
       {"fig4", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
       {"fig5", 8, 512, 5000, 5, 50, {50, 100, 200}, "mamba2", 32},
+      {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},  // the N axis sets the state
   };
   for (const PaperSettings& p : table) {
     SCOPED_TRACE(p.figure);
@@ -101,6 +104,10 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
     }
     EXPECT_TRUE(lr);
   }
+  // Fig. 7: Mamba 2 with head dim 64 and N from 16 (<= 32, as the paper says) up to 512.
+  Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
+  EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
+  EXPECT_THAT(fig7.sweep().axes(0).values(), ::testing::ElementsAre("16", "32", "64", "128", "256", "512"));
   // Fig. 3: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, c = 8, b = 0.54, 16 combinations.
   Experiment fig3 = LoadPreset(Root(), "fig3", "paper", {}).value();
   std::vector<GridPoint> grid = ExpandGrid(fig3).value();
@@ -115,21 +122,24 @@ TEST(FigureTest, PaperPresetsRunAFewStepsOnTheCpu) {
   for (const FigureDef& f : Figures()) {
     SCOPED_TRACE(f.id);
     const std::string out = ::testing::TempDir() + "/paper_steps";
-    Experiment e = LoadPreset(Root(), f.id, "paper",
-                              {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
-                               "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
-                       .value();
+    Experiment e =
+        LoadPreset(Root(), f.id, "paper",
+                   {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
+                    "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
+            .value();
     std::vector<GridPoint> grid = ExpandGrid(e).value();
     Experiment one = PointExperiment(e, grid[0]).value();
     std::ostringstream sink;
-    RunResult r = RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
+    RunResult r =
+        RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
     EXPECT_TRUE(r.finished);
     EXPECT_EQ(r.losses.size(), 1u);
   }
 }
 
 // Claims on synthetic results: a run where the paper's Fig. 1 claims hold, and one where they fail.
-RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l, int64_t reach_step) {
+RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l,
+                    int64_t reach_step) {
   RunResult r;
   r.point.variant = variant;
   r.point.seed = seed;
@@ -152,7 +162,8 @@ RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, d
   return r;
 }
 
-std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l, int64_t reach) {
+std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l,
+                                            int64_t reach) {
   FigureRun run;
   run.preset = "cpu";
   run.experiment = LoadPreset(Root(), "fig1", "cpu", {"eval.lengths=[25, 50]"}).value();
