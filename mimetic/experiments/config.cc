@@ -279,9 +279,23 @@ const models::ModelSpec& VariantModel(const Experiment& e, const Variant& v) {
   return v.has_model() ? v.model() : e.model();
 }
 
+// A model's vocab_size of 0 means "the task's token ids" (content + BOS, SEP, EOS, PAD), so that a sweep
+// over the task's vocabulary (Fig. 6) needs no second axis for the model. Filled in before the spec is
+// resolved; a task that cannot be built is reported by the task check below.
+void FillVocabFromTask(Experiment* e) {
+  absl::StatusOr<std::unique_ptr<data::Task>> task = MakeTask(e->task());
+  if (!e->has_task() || !task.ok()) return;
+  const int vocab = (*task)->model_vocab();
+  if (e->has_model() && e->model().vocab_size() == 0) e->mutable_model()->set_vocab_size(vocab);
+  for (Variant& v : *e->mutable_variants()) {
+    if (v.has_model() && v.model().vocab_size() == 0) v.mutable_model()->set_vocab_size(vocab);
+  }
+}
+
 absl::Status ValidateExperiment(Experiment* e) {
   if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
   if (!e->has_model()) return Bad("model", "unset", "a model spec");
+  FillVocabFromTask(e);
   {
     absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(e->model());
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: model: ", m.status().message()));

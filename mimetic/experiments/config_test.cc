@@ -65,6 +65,16 @@ TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
   EXPECT_TRUE(ValidateExperiment(&e).ok());
 }
 
+TEST(ConfigTest, AZeroVocabSizeIsTheTasksTokenCount) {
+  Experiment e = ParseExperiment(kBase).value();
+  ASSERT_TRUE(ApplyOverride("model.vocab_size=0", &e).ok());
+  ASSERT_TRUE(ApplyOverride("task.copy.vocab=100", &e).ok());
+  ASSERT_TRUE(ValidateExperiment(&e).ok());
+  EXPECT_EQ(e.model().vocab_size(), 104);  // 100 content tokens + BOS, SEP, EOS, PAD
+  // A set vocab_size is kept, and one too small for the task is still refused.
+  EXPECT_THAT(Check({"model.vocab_size=50", "task.copy.vocab=100"}).message(), HasSubstr("model.vocab_size"));
+}
+
 TEST(ConfigTest, MimeticConstantsAreNotRoundedToFloat) {
   // Real-valued constants are doubles, as in the model spec: 0.1 must reach the init as written.
   std::string text = kBase;
