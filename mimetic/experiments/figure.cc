@@ -15,6 +15,7 @@ FigureDef MakeFig2();
 FigureDef MakeFig3();
 FigureDef MakeFig4();
 FigureDef MakeFig5();
+FigureDef MakeFig6();
 FigureDef MakeFig7();
 
 namespace {
@@ -32,8 +33,8 @@ std::string SetupLine(const Experiment& e) {
 }  // namespace
 
 const std::vector<FigureDef>& Figures() {
-  static const std::vector<FigureDef>* figures =
-      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(), MakeFig7()};
+  static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
+      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(), MakeFig6(), MakeFig7()};
   return *figures;
 }
 

@@ -75,6 +75,28 @@ TEST(FigureClaimsTest, Fig3NothingAtTwiceTheLengthIsNotTestedAndTheRulesAreReadA
   EXPECT_EQ(v.count("fig3.train_len.m2_longest"), 0u);  // compares 2x with 6x: not read at L
 }
 
+// Fig. 6's smoke grid has V = 4, 16 and L = 3, 4 (eval 3, 4, 6, 8). Mamba 1: mimetic copies 2L at the
+// small vocabulary only, the default never; Mamba 2: mimetic everywhere, the default at V = 4 only.
+TEST(FigureClaimsTest, Fig6ClaimsHoldOnTheirPattern) {
+  const auto v = Verdicts("fig6", [](const GridPoint& p, int len) {
+    const bool small_v = AxisOf(p, "V") == "4", m1 = AxisOf(p, "arch") == "mamba1";
+    if (len <= 4) return 1.0;  // everyone fits the training length
+    if (p.variant == "mimetic") return !m1 || small_v ? 1.0 : 0.0;
+    return !m1 && small_v ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig6.m1_mimetic_degrades"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_default_degrades"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_prevents"), Verdict::kReproduced);
+}
+
+TEST(FigureClaimsTest, Fig6DefaultNeverIsNotTestedWhenNothingCopies2L) {
+  const auto v = Verdicts("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
+  EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kNotReproduced);
+}
+
 // Fig. 7's smoke grid has N = 2, 4, 32 and lengths 4, 8, 12, 16. The default fits the training length
 // only at N = 32 and nothing longer; mimetic copies log2(N) of the lengths: AUC 0.25 at N = 2 equals
 // the default's at N = 32 = 16 x 2, and the copied length grows by 4 per doubling of N.

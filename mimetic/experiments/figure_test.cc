@@ -79,6 +79,7 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
       {"fig3", 24, 1024, 5000, 10, 50, {50, 100, 300}, "mamba2", 0},  // the arch axis sets both
       {"fig4", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
       {"fig5", 8, 512, 5000, 5, 50, {50, 100, 200}, "mamba2", 32},
+      {"fig6", 2, 1024, 5000, 5, 50, {50, 100, 200}, "mamba2", 0},       // the arch axis sets the mixer
       {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},  // the N axis sets the state
   };
   for (const PaperSettings& p : table) {
@@ -104,6 +105,13 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
     }
     EXPECT_TRUE(lr);
   }
+  // Fig. 6: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, V up to 512, L = 50 and 100.
+  Experiment fig6 = LoadPreset(Root(), "fig6", "paper", {}).value();
+  std::vector<GridPoint> grid6 = ExpandGrid(fig6).value();
+  EXPECT_EQ(grid6.size(), 2u * 2 * 5 * 2 * 3 * 5);
+  Experiment p6 = PointExperiment(fig6, grid6[0]).value();
+  EXPECT_EQ(p6.model().layers(0).mamba1().d_state(), 32);
+  EXPECT_EQ(p6.model().vocab_size(), 26 + 4);  // sized to the task
   // Fig. 7: Mamba 2 with head dim 64 and N from 16 (<= 32, as the paper says) up to 512.
   Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
   EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
