@@ -17,6 +17,7 @@ FigureDef MakeFig4();
 FigureDef MakeFig5();
 FigureDef MakeFig6();
 FigureDef MakeFig7();
+FigureDef MakeFig9();
 
 namespace {
 
@@ -34,7 +35,7 @@ std::string SetupLine(const Experiment& e) {
 
 const std::vector<FigureDef>& Figures() {
   static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
-      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(), MakeFig6(), MakeFig7()};
+      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(), MakeFig6(), MakeFig7(), MakeFig9()};
   return *figures;
 }
 

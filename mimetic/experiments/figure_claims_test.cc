@@ -33,6 +33,7 @@ std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn
       LengthAccuracy* a = r.result.add_final();
       a->set_length(len);
       a->set_exact(exact(p, len));
+      a->set_token(exact(p, len));
     }
     run.summary.runs.push_back(r);
   }
@@ -95,6 +96,26 @@ TEST(FigureClaimsTest, Fig6DefaultNeverIsNotTestedWhenNothingCopies2L) {
   const auto v = Verdicts("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
   EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
   EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kNotReproduced);
+}
+
+// Fig. 9's smoke grid: copy and MQAR at L = 8 and 16 (eval 8, 16, 32). The default fits only L = 8,
+// mimetic both; nobody generalises.
+TEST(FigureClaimsTest, Fig9MimeticFittingTwiceTheLengthReproduces) {
+  auto fits = [](const GridPoint& p, int len) {
+    const int l = std::stoi(AxisOf(p, "task").substr(4));  // "copy16" / "mqar16"
+    if (len != l) return 0.0;
+    return p.variant == "mimetic" || l == 8 ? 1.0 : 0.0;
+  };
+  // MQAR is read per query (token accuracy): the synthetic result sets exact and token alike.
+  const auto v = Verdicts("fig9", fits);
+  EXPECT_EQ(v.at("fig9.copy_fits_longer"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig9.mqar_fits_longer"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig9.generalises_better"), Verdict::kNotReproduced);
+  // Both fit every length of the grid: the grid does not reach the default's limit.
+  const auto all = Verdicts("fig9", [](const GridPoint& p, int len) {
+    return len == std::stoi(AxisOf(p, "task").substr(4)) ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(all.at("fig9.copy_fits_longer"), Verdict::kNotTested);
 }
 
 // Fig. 7's smoke grid has N = 2, 4, 32 and lengths 4, 8, 12, 16. The default fits the training length

@@ -112,6 +112,14 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
   Experiment p6 = PointExperiment(fig6, grid6[0]).value();
   EXPECT_EQ(p6.model().layers(0).mamba1().d_state(), 32);
   EXPECT_EQ(p6.model().vocab_size(), 26 + 4);  // sized to the task
+  // Fig. 9: the 1024-dim 2-layer Mamba 2, copy and MQAR at training lengths past the paper's limits.
+  Experiment fig9 = LoadPreset(Root(), "fig9", "paper", {}).value();
+  EXPECT_EQ(fig9.model().d_model(), 1024);
+  EXPECT_EQ(fig9.model().n_layer(), 2);
+  EXPECT_EQ(fig9.model().default_layer().mamba2().headdim(), 64);
+  EXPECT_THAT(fig9.sweep().axes(0).value_names(),
+              ::testing::ElementsAre("copy500", "copy1000", "copy2000", "copy4000", "mqar500", "mqar1000",
+                                     "mqar2000", "mqar4000"));
   // Fig. 7: Mamba 2 with head dim 64 and N from 16 (<= 32, as the paper says) up to 512.
   Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
   EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
