@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -20,15 +19,6 @@ namespace {
 constexpr double kFits = 0.9;  // "nearly perfectly fit": mean accuracy at the training length >= 0.9
 const char* const kTasks[] = {"copy", "mqar"};
 const char* const kVariants[] = {"default", "mimetic"};
-
-// "copy64" -> {"copy", 64}; {"", 0} when the name has no such form.
-std::pair<std::string, int> TaskAndLength(const std::string& name) {
-  size_t i = 0;
-  while (i < name.size() && absl::ascii_isalpha(name[i])) ++i;
-  int l = 0;
-  if (i == 0 || !absl::SimpleAtoi(name.substr(i), &l)) return {"", 0};
-  return {name.substr(0, i), l};
-}
 
 // Accuracy at `multiple` x L per training length L, over seeds.
 std::map<int, Stat> ByLength(const FigureRun& run, const std::string& task, const std::string& variant,

@@ -17,6 +17,7 @@ FigureDef MakeFig4();
 FigureDef MakeFig5();
 FigureDef MakeFig6();
 FigureDef MakeFig7();
+FigureDef MakeFig8();
 FigureDef MakeFig9();
 
 namespace {
@@ -34,8 +35,9 @@ std::string SetupLine(const Experiment& e) {
 }  // namespace
 
 const std::vector<FigureDef>& Figures() {
-  static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
-      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(), MakeFig6(), MakeFig7(), MakeFig9()};
+  static const std::vector<FigureDef>* figures =
+      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(),
+                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9()};
   return *figures;
 }
 

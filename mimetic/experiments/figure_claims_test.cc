@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "mimetic/experiments/aggregate.h"
 #include "mimetic/experiments/figure.h"
+#include "mimetic/experiments/figure_common.h"
 #include "mimetic/experiments/sweep.h"
 
 namespace mimetic::experiments {
@@ -96,6 +97,26 @@ TEST(FigureClaimsTest, Fig6DefaultNeverIsNotTestedWhenNothingCopies2L) {
   const auto v = Verdicts("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
   EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
   EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kNotReproduced);
+}
+
+// Fig. 8's smoke grid: widths 16, 32, depths 1, 2, copy (L 4) and MQAR (T 8). Mimetic fits L
+// everywhere and generalises better when deeper; the default learns nothing.
+TEST(FigureClaimsTest, Fig8ClaimsHoldOnTheirPattern) {
+  const auto v = Verdicts("fig8", [](const GridPoint& p, int len) {
+    if (p.variant == "default") return 0.0;
+    const int l = TaskAndLength(AxisOf(p, "task")).second;
+    if (len == l) return 1.0;
+    return len == 2 * l ? (AxisOf(p, "depth") == "2" ? 0.9 : 0.3) : 0.0;
+  });
+  EXPECT_EQ(v.at("fig8.two_layers_suffice"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.deeper_generalises"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.mqar_deeper"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.mimetic_better"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.wide_mamba2_copies"), Verdict::kReproduced);
+  // Nothing learned anywhere: no informative cell.
+  const auto none = Verdicts("fig8", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("fig8.mimetic_better"), Verdict::kNotTested);
+  EXPECT_EQ(none.at("fig8.two_layers_suffice"), Verdict::kNotReproduced);
 }
 
 // Fig. 9's smoke grid: copy and MQAR at L = 8 and 16 (eval 8, 16, 32). The default fits only L = 8,

@@ -79,8 +79,9 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
       {"fig3", 24, 1024, 5000, 10, 50, {50, 100, 300}, "mamba2", 0},  // the arch axis sets both
       {"fig4", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
       {"fig5", 8, 512, 5000, 5, 50, {50, 100, 200}, "mamba2", 32},
-      {"fig6", 2, 1024, 5000, 5, 50, {50, 100, 200}, "mamba2", 0},       // the arch axis sets the mixer
-      {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},  // the N axis sets the state
+      {"fig6", 2, 1024, 5000, 5, 50, {50, 100, 200}, "mamba2", 0},         // the arch axis sets the mixer
+      {"fig8", 2, 1024, 5000, 5, 50, {50, 100, 256, 512}, "mamba2", 128},  // the axes set width and depth
+      {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},    // the N axis sets the state
   };
   for (const PaperSettings& p : table) {
     SCOPED_TRACE(p.figure);
