@@ -13,6 +13,7 @@
 #include "mimetic/data/copy_task.h"
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
+#include "mimetic/experiments/achilles_tasks.h"
 #include "mimetic/experiments/sweep.h"
 #include "mimetic/init/gamma.h"
 #include "mimetic/init/mimetic.h"
@@ -234,10 +235,15 @@ absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec) {
       c.context_len = m.context_len();
       return data::MakeMqarCopyStyleTask(c);
     }
+    case TaskSpec::kComposite:
+      return MakeCompositeTask(spec.composite());
+    case TaskSpec::kInverseSequence:
+      return MakeInverseSequenceTask(spec.inverse_sequence());
     case TaskSpec::TASK_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError("config: task is unset; expected one of copy, mqar, mqar_copy");
+  return absl::InvalidArgumentError(
+      "config: task is unset; expected one of copy, mqar, mqar_copy, composite, inverse_sequence");
 }
 
 absl::StatusOr<init::Transform> MakeTransform(const Variant& variant) {
@@ -345,8 +351,19 @@ absl::Status ValidateExperiment(Experiment* e) {
       return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".init: ", probe.status().message()));
     }
   }
-  if (!e->has_task()) return Bad("task", "unset", "one of copy, mqar, mqar_copy");
+  if (!e->has_task())
+    return Bad("task", "unset", "one of copy, mqar, mqar_copy, composite, inverse_sequence");
   ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e->task()));
+  if (e->eval().has_task()) {
+    absl::StatusOr<std::unique_ptr<data::Task>> eval_task = MakeTask(e->eval().task());
+    if (!eval_task.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("config: eval.task: ", eval_task.status().message()));
+    }
+    if ((*eval_task)->model_vocab() > task->model_vocab()) {
+      return Bad("eval.task", absl::StrCat((*eval_task)->model_vocab(), " token ids"),
+                 absl::StrCat("no more token ids than the training task's ", task->model_vocab()));
+    }
+  }
   for (int i = 0; i < e->variants_size(); ++i) {
     const models::ModelSpec& spec = VariantModel(*e, e->variants(i));
     if (models::PaddedVocab(spec) < task->model_vocab() || spec.vocab_size() < task->model_vocab()) {

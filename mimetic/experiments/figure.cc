@@ -19,6 +19,7 @@ FigureDef MakeFig6();
 FigureDef MakeFig7();
 FigureDef MakeFig8();
 FigureDef MakeFig9();
+FigureDef MakeGammaFigure();
 
 namespace {
 
@@ -37,7 +38,7 @@ std::string SetupLine(const Experiment& e) {
 const std::vector<FigureDef>& Figures() {
   static const std::vector<FigureDef>* figures =
       new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(),
-                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9()};
+                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure()};
   return *figures;
 }
 

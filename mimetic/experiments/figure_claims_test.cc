@@ -139,6 +139,18 @@ TEST(FigureClaimsTest, Fig9MimeticFittingTwiceTheLengthReproduces) {
   EXPECT_EQ(all.at("fig9.copy_fits_longer"), Verdict::kNotTested);
 }
 
+// The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
+TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
+  const auto v = Verdicts("gamma", [](const GridPoint& p, int) {
+    return p.variant == "gamma" && AxisOf(p, "gamma") == "1.0" ? 0.8 : 0.0;
+  });
+  EXPECT_EQ(v.at("gamma.large_gamma_composite"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("gamma.small_gamma_neither"), Verdict::kPartly);  // the symmetric side is not measured
+  const auto none = Verdicts("gamma", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("gamma.large_gamma_composite"), Verdict::kNotReproduced);
+  EXPECT_EQ(none.at("gamma.small_gamma_neither"), Verdict::kNotTested);
+}
+
 // Fig. 7's smoke grid has N = 2, 4, 32 and lengths 4, 8, 12, 16. The default fits the training length
 // only at N = 32 and nothing longer; mimetic copies log2(N) of the lengths: AUC 0.25 at N = 2 equals
 // the default's at N = 32 = 16 x 2, and the copied length grows by 4 per doubling of N.

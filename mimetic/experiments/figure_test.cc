@@ -121,6 +121,23 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
   EXPECT_THAT(fig9.sweep().axes(0).value_names(),
               ::testing::ElementsAre("copy500", "copy1000", "copy2000", "copy4000", "mqar500", "mqar1000",
                                      "mqar2000", "mqar4000"));
+  // γ-init ("Achilles' heel of Mamba" App. C.1, D): Mamba 2 of width 32, state 128, expand 2, one head,
+  // depth 2..6, AdamW weight decay 0.01, lr 2.5e-4 cosine to 1e-5, batch 2048, 200 epochs of 300 000.
+  Experiment gamma = LoadPreset(Root(), "gamma", "paper", {}).value();
+  EXPECT_EQ(gamma.model().d_model(), 32);
+  EXPECT_EQ(gamma.model().default_layer().mamba2().d_state(), 128);
+  EXPECT_EQ(gamma.model().default_layer().mamba2().headdim(), 64);  // d_inner 64: one head
+  EXPECT_EQ(gamma.model().default_layer().mamba2().expand(), 2);
+  EXPECT_EQ(gamma.train().batch_size(), 2048);
+  EXPECT_EQ(gamma.train().steps(), (200 * 300000 + 2047) / 2048);  // rounded up
+  EXPECT_EQ(gamma.train().weight_decay(), 0.01);
+  EXPECT_EQ(gamma.train().lr(), 2.5e-4);
+  EXPECT_EQ(gamma.train().schedule(), "cosine");
+  EXPECT_DOUBLE_EQ(gamma.train().lr() * gamma.train().final_lr_fraction(), 1e-5);
+  EXPECT_EQ(gamma.seeds_size(), 3);
+  EXPECT_THAT(gamma.sweep().axes(1).values(), ::testing::ElementsAre("2", "3", "4", "5", "6"));
+  EXPECT_EQ(gamma.task().composite().seq_len(), 8);
+  EXPECT_TRUE(gamma.eval().task().composite().only_unseen_pair());
   // Fig. 7: Mamba 2 with head dim 64 and N from 16 (<= 32, as the paper says) up to 512.
   Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
   EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
