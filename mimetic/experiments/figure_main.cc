@@ -61,9 +61,7 @@ int Main(const std::vector<std::string>& overrides) {
   absl::StatusOr<RunOptions> options = OptionsFromFlags();
   if (!options.ok()) return Fail(options.status());
   std::vector<const FigureDef*> defs;
-  if (which == "all" && options->launcher == RunOptions::Launcher::kSlurm && !options->aggregate_only) {
-    std::cout << "report: once the jobs have finished, the same command with --aggregate writes it\n";
-  } else if (which == "all") {
+  if (which == "all") {
     for (const FigureDef& f : Figures()) defs.push_back(&f);
   } else {
     for (const std::string& id : std::vector<std::string>(absl::StrSplit(which, ','))) {
@@ -132,8 +130,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"
       "usage: figure --figure=fig1 [--preset=cpu|paper|smoke] [--jobs=N | --launcher=slurm ...] "
-      "[--aggregate] "
-      "[--set field=value ...]");
+      "[--aggregate] [--set field=value ...]");
   absl::ParseCommandLine(argc, argv);
   if (mimetic::experiments::IsPointMode()) return mimetic::experiments::RunPointMode();
   return mimetic::experiments::Main(overrides);

@@ -47,6 +47,24 @@ TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   EXPECT_THAT(Read(fs::path(out) / "paper_smoke/report.md"), HasSubstr("fig3"));
 }
 
+// --launcher=slurm --dry_run through the :paper binary: one job-array script per figure, printed;
+// nothing written or submitted (sbatch need not exist).
+TEST(FigureTest, SlurmDryRunOfEveryFigurePrintsOneScriptEachAndWritesNothing) {
+  const std::string out = ::testing::TempDir() + "/slurm_dry";
+  const std::string cmd = Root() +
+                          "/mimetic/experiments/figure --figure=all --preset=smoke --launcher=slurm " +
+                          "--dry_run --slurm_partition=gpu --output_dir=" + out + " > " + out + ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
+  const std::string log = Read(out + ".log");
+  for (const FigureDef& f : Figures()) {
+    EXPECT_THAT(log, HasSubstr("#SBATCH --job-name=mimetic-" + f.id + "_smoke\n")) << log;
+    EXPECT_THAT(log, HasSubstr("--point_of=\"$run_dir/sweep.textproto\"")) << log;
+  }
+  EXPECT_THAT(log, HasSubstr("#SBATCH --array=0-3\n"));  // fig1: 2 variants x 2 seeds
+  EXPECT_THAT(log, HasSubstr("report: once the jobs have finished"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "laptop", {}).status().message(),
               HasSubstr("--preset=laptop does not exist; presets are: cpu, paper, smoke"));
