@@ -244,7 +244,10 @@ std::string SlurmScript(const SlurmSweep& s, const SlurmOptions& o) {
   for (const std::string& a : s.point_args) args.push_back(ShellQuote(a));
   absl::StrAppend(
       &out, ")\n", "# A copy of the submitting binary, made at submission.\n",
-      "binary=", ShellQuote(s.binary), "\n", "point=\"${points[$SLURM_ARRAY_TASK_ID]}\"\n",
+      "binary=", ShellQuote(s.binary), "\n",
+      ": \"${SLURM_ARRAY_TASK_ID:?is unset: submit this script with sbatch, or set it to K to run point "
+      "K}\"\n",
+      "point=\"${points[$SLURM_ARRAY_TASK_ID]}\"\n",
       "# One thread per CPU Slurm gave the element, for our kernels and for OpenBLAS alike.\n",
       "threads=\"${SLURM_CPUS_PER_TASK:-1}\"\n",
       "export OMP_NUM_THREADS=\"$threads\" OPENBLAS_NUM_THREADS=\"$threads\" OMP_WAIT_POLICY=passive\n",

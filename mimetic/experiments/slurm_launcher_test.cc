@@ -328,6 +328,12 @@ TEST_F(FakeSlurmTest, AnElementOfTheScriptRunsItsGridPoint) {
   const std::string log = Read(point / "progress.log");
   EXPECT_EQ(element(3).exit_code, 0);
   EXPECT_EQ(Read(point / "progress.log"), log);  // finished: nothing trained, nothing logged
+  // Run by hand without an index, it says what is missing.
+  ProgramResult by_hand = RunProgram({"/usr/bin/env", "-u", "SLURM_ARRAY_TASK_ID", "PATH=/usr/bin:/bin",
+                                      "bash", s.submitted->script_path})
+                              .value();
+  EXPECT_NE(by_hand.exit_code, 0);
+  EXPECT_THAT(by_hand.output, HasSubstr("SLURM_ARRAY_TASK_ID: is unset: submit this script with sbatch"));
 }
 
 }  // namespace
