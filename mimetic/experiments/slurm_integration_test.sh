@@ -108,6 +108,11 @@ until (($(newest_step || true) + 0 >= 1100)); do
   sleep 0.1
 done
 [[ ! -f "$victim/result.textproto" ]] || fail "grid point 1 finished before it could be cancelled; lengthen it"
+# A second submission while this array runs would give its points a second writer: refused.
+if twice="$("$figure" --figure=fig1 --preset=smoke --launcher=slurm --output_dir="$killed" "${long[@]}" 2>&1)"; then
+  fail "a second submission while job $job runs was accepted: $twice"
+fi
+grep -q "Slurm job $job of this sweep is still queued or running" <<<"$twice" || fail "unexpected refusal: $twice"
 scancel "${job}_1"
 echo "cancelled element ${job}_1 after its checkpoint at step $(newest_step)"
 wait_job "$job" 300

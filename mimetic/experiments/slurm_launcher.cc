@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -42,9 +43,9 @@ bool HasSpace(const std::string& s) {
 std::string ShellQuote(const std::string& s) {
   bool safe = !s.empty();
   for (char c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) &&
-        std::string("/._-=+,:@%").find(c) == std::string::npos)
-      safe = false;
+    const bool plain =
+        std::isalnum(static_cast<unsigned char>(c)) || std::string("/._-=+,:@%").find(c) != std::string::npos;
+    safe = safe && plain;
   }
   if (safe) return s;
   std::string out = "'";
@@ -99,18 +100,45 @@ absl::Status CheckPartition(const SlurmOptions& o) {
   return absl::OkStatus();
 }
 
+// FailedPrecondition when a job array submitted earlier for this run directory (slurm/submissions.txt) is
+// still pending or running: submitting again would give its points a second writer each. When squeue
+// is absent or fails, nothing can be told and nothing is refused.
+absl::Status CheckNoActiveSubmission(const fs::path& slurm_dir, const std::string& name,
+                                     const SlurmOptions& o) {
+  absl::StatusOr<std::string> log = ReadTextFile((slurm_dir / "submissions.txt").string());
+  if (!log.ok() || FindProgram(o.squeue).empty()) return absl::OkStatus();
+  std::vector<std::string> ours;  // "<date> <time> UTC job <id> array <spec>"
+  for (absl::string_view line : absl::StrSplit(*log, '\n', absl::SkipWhitespace())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() >= 5 && words[3] == "job") ours.push_back(words[4]);
+  }
+  absl::StatusOr<ProgramResult> r =
+      RunProgram({o.squeue, "--noheader", "--format=%F", absl::StrCat("--name=mimetic-", name)});
+  if (!r.ok() || r->exit_code != 0) return absl::OkStatus();
+  for (absl::string_view active : absl::StrSplit(r->output, '\n', absl::SkipWhitespace())) {
+    active = absl::StripAsciiWhitespace(active);
+    if (std::find(ours.begin(), ours.end(), active) != ours.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Slurm job ", active,
+                       " of this sweep is still queued or running (squeue); submitting again would "
+                       "run its unfinished points twice. Wait for it (squeue -j ",
+                       active, "), or cancel it (scancel ", active,
+                       ") and submit again: the points resume from their checkpoints"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // `binary` copied to `dest` through a temporary file and a rename, so elements of an earlier submission
 // that still run the old copy keep it.
 absl::Status CopyBinary(const std::string& binary, const fs::path& dest) {
   const fs::path tmp = dest.string() + ".tmp";
   std::error_code ec;
   fs::remove(tmp, ec);
+  constexpr fs::perms kMode = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec;
   fs::copy_file(binary, tmp, fs::copy_options::overwrite_existing, ec);
-  if (!ec)
-    fs::permissions(tmp,
-                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                        fs::perms::others_read | fs::perms::others_exec,
-                    ec);
+  if (!ec) fs::permissions(tmp, kMode, ec);
   if (!ec) fs::rename(tmp, dest, ec);
   if (ec) {
     return absl::PermissionDeniedError(
@@ -321,6 +349,7 @@ absl::StatusOr<SlurmSubmission> SubmitSweep(const Experiment& e, const std::vect
   if (no_cuda_backend) return absl::FailedPreconditionError(cuda_problem);
   RETURN_IF_ERROR(CheckSlurmReady(o));
   const fs::path slurm_dir = fs::path(s.run_dir) / "slurm";
+  RETURN_IF_ERROR(CheckNoActiveSubmission(slurm_dir, s.name, o));
   std::error_code ec;
   fs::create_directories(slurm_dir, ec);
   if (ec) {
@@ -339,8 +368,9 @@ absl::StatusOr<SlurmSubmission> SubmitSweep(const Experiment& e, const std::vect
   const std::string when = absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::Now(), absl::UTCTimeZone());
   absl::Status logged = AppendToFile(slurm_dir / "submissions.txt",
                                      absl::StrCat(when, " job ", out.job_id, " array ", out.array, "\n"));
-  if (!logged.ok())
+  if (!logged.ok()) {
     progress << "warning: job " << out.job_id << " was submitted but " << logged.message() << "\n";
+  }
   return out;
 }
 

@@ -45,6 +45,7 @@ struct SlurmOptions {
   bool dry_run = false;            // print the script; submit nothing, write nothing
   std::string sbatch = "sbatch";   // the submitting program (looked up on PATH)
   std::string sinfo = "sinfo";     // lists the cluster's partitions, to check --slurm_partition
+  std::string squeue = "squeue";   // lists active jobs, to refuse a second array while one still runs
 };
 
 // Checks the options themselves (InvalidArgument naming the option and what was expected): no
@@ -92,10 +93,11 @@ std::string SubmissionMessage(const SlurmSubmission& submission, const std::stri
 // Submits the unfinished points of `grid` (an expanded, checked sweep whose sweep.textproto is already
 // in `run_dir`; for a dry run neither need exist) with `sbatch --parsable` and returns the job id.
 // Errors, each before anything is submitted and leaving every point directory as it was:
-// FailedPrecondition when sbatch is not on PATH or when a CUDA sweep is submitted from a binary without
-// the CUDA backend; NotFound for a partition that `sinfo` does not list (naming those it does);
-// InvalidArgument for bad options or paths; Unavailable with sbatch's own message when it rejects the
-// script. `point_args` are passed to every element. Progress lines go to `progress`.
+// FailedPrecondition when sbatch is not on PATH, when a CUDA sweep is submitted from a binary without
+// the CUDA backend, or when an array submitted earlier for this run directory is still queued or running
+// (squeue; its points would get a second writer); NotFound for a partition that `sinfo` does not list (naming
+// those it does); InvalidArgument for bad options or paths; Unavailable with sbatch's own message when it
+// rejects the script. `point_args` are passed to every element. Progress lines go to `progress`.
 absl::StatusOr<SlurmSubmission> SubmitSweep(const Experiment& experiment, const std::vector<GridPoint>& grid,
                                             const std::string& run_dir, const std::string& binary,
                                             const std::vector<std::string>& point_args,

@@ -1,5 +1,6 @@
 #include "mimetic/experiments/slurm_launcher.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -222,6 +223,24 @@ TEST_F(FakeSlurmTest, SubmitsWithParsableAndReturnsTheJobId) {
   EXPECT_TRUE(fs::exists(run_dir / "slurm/true"));  // the binary's copy
   EXPECT_THAT(Read(run_dir / "slurm/submissions.txt"), HasSubstr(" job 4242 array 0-3\n"));
   EXPECT_THAT(SubmissionMessage(*s.submitted, "tiny", false), HasSubstr("submitted Slurm job 4242"));
+}
+
+TEST_F(FakeSlurmTest, ASecondSubmissionWhileTheFirstArrayIsActiveIsRefused) {
+  const std::string out = Fresh("active");
+  FakeSbatch("echo 4242\n");
+  std::ostringstream progress;
+  ASSERT_TRUE(RunExperiment(Sweep(out), SlurmRun(&progress)).ok());
+  // squeue lists the sweep's array (and another job of the same name elsewhere): refused.
+  WriteScript(fs::path(bin_) / "squeue", "[[ \"$*\" == *--name=mimetic-tiny* ]] && printf '77\\n4242\\n'\n");
+  absl::Status s = RunExperiment(Sweep(out), SlurmRun(&progress)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("Slurm job 4242 of this sweep is still queued or running"));
+  EXPECT_THAT(s.message(), HasSubstr("scancel 4242"));
+  // Once it has left the queue, resubmitting is allowed.
+  WriteScript(fs::path(bin_) / "squeue", "echo 77\n");
+  EXPECT_TRUE(RunExperiment(Sweep(out), SlurmRun(&progress)).ok());
+  const std::string calls = Calls();
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), '\n'), 2);  // sbatch ran twice, not three times
 }
 
 TEST_F(FakeSlurmTest, ARejectedScriptShowsSbatchsMessage) {
