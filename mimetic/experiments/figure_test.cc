@@ -29,8 +29,7 @@ std::string Read(const fs::path& p) {
 // picture, claims and summary, then the report.
 TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   const std::string out = ::testing::TempDir() + "/paper_smoke";
-  const std::string cmd = Root() +
-                          "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
                           " > " + out + ".log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
   for (const FigureDef& f : Figures()) {
@@ -47,6 +46,24 @@ TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   EXPECT_THAT(Read(fs::path(out) / "paper_smoke/report.md"), HasSubstr("fig3"));
 }
 
+// --launcher=slurm --dry_run through the :paper binary: one job-array script per figure, printed;
+// nothing written or submitted (sbatch need not exist).
+TEST(FigureTest, SlurmDryRunOfEveryFigurePrintsOneScriptEachAndWritesNothing) {
+  const std::string out = ::testing::TempDir() + "/slurm_dry";
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke " +
+                          "--launcher=slurm --dry_run --slurm_partition=gpu --output_dir=" + out + " > " + out +
+                          ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
+  const std::string log = Read(out + ".log");
+  for (const FigureDef& f : Figures()) {
+    EXPECT_THAT(log, HasSubstr("#SBATCH --job-name=mimetic-" + f.id + "_smoke\n")) << log;
+  }
+  EXPECT_THAT(log, HasSubstr("--point_of=\"$run_dir/sweep.textproto\""));
+  EXPECT_THAT(log, HasSubstr("#SBATCH --array=0-3\n"));  // fig1: 2 variants x 2 seeds
+  EXPECT_THAT(log, HasSubstr("report: once the jobs have finished"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "laptop", {}).status().message(),
               HasSubstr("--preset=laptop does not exist; presets are: cpu, paper, smoke"));
@@ -54,9 +71,8 @@ TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
               HasSubstr("out of range"));
   const std::string out = ::testing::TempDir() + "/bad";
-  const std::string cmd =
-      Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" + out +
-      " > " + out + ".log 2>&1";
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" +
+                          out + " > " + out + ".log 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
   EXPECT_THAT(Read(out + ".log"), HasSubstr("--jobs=0; expected >= 1"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "fig1_smoke"));
@@ -156,24 +172,21 @@ TEST(FigureTest, PaperPresetsRunAFewStepsOnTheCpu) {
   for (const FigureDef& f : Figures()) {
     SCOPED_TRACE(f.id);
     const std::string out = ::testing::TempDir() + "/paper_steps";
-    Experiment e =
-        LoadPreset(Root(), f.id, "paper",
-                   {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
-                    "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
-            .value();
+    Experiment e = LoadPreset(Root(), f.id, "paper",
+                              {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
+                               "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
+                       .value();
     std::vector<GridPoint> grid = ExpandGrid(e).value();
     Experiment one = PointExperiment(e, grid[0]).value();
     std::ostringstream sink;
-    RunResult r =
-        RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
+    RunResult r = RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
     EXPECT_TRUE(r.finished);
     EXPECT_EQ(r.losses.size(), 1u);
   }
 }
 
 // Claims on synthetic results: a run where the paper's Fig. 1 claims hold, and one where they fail.
-RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l,
-                    int64_t reach_step) {
+RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l, int64_t reach_step) {
   RunResult r;
   r.point.variant = variant;
   r.point.seed = seed;
@@ -196,8 +209,7 @@ RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, d
   return r;
 }
 
-std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l,
-                                            int64_t reach) {
+std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l, int64_t reach) {
   FigureRun run;
   run.preset = "cpu";
   run.experiment = LoadPreset(Root(), "fig1", "cpu", {"eval.lengths=[25, 50]"}).value();
