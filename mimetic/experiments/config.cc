@@ -14,9 +14,8 @@
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
 #include "mimetic/experiments/achilles_tasks.h"
+#include "mimetic/experiments/init_config.h"
 #include "mimetic/experiments/sweep.h"
-#include "mimetic/init/gamma.h"
-#include "mimetic/init/mimetic.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::experiments {
@@ -65,7 +64,8 @@ absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message*
     }
     return r->MutableRepeatedMessage(msg, f, position);
   }
-  const FieldDescriptor* name = f->message_type()->FindFieldByName("name");
+  // Map entries (NamedInit.params) are indexed by their key.
+  const FieldDescriptor* name = f->message_type()->FindFieldByName(f->is_map() ? "key" : "name");
   std::vector<std::string> names;
   for (int k = 0; name != nullptr && name->type() == FieldDescriptor::TYPE_STRING && k < size; ++k) {
     Message* element = r->MutableRepeatedMessage(msg, f, k);
@@ -77,6 +77,34 @@ absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message*
       absl::StrCat("override '", assignment, "': ", f->name(), " has no element named '", index,
                    "'; expected a position in [0, ", size, ")",
                    names.empty() ? "" : " or one of: " + absl::StrJoin(names, ", ")));
+}
+
+// "params[c]=4" on a map<string, string> field: sets the entry with key `key`, adding it if absent.
+absl::Status SetMapValue(const std::string& assignment, Message* msg, const FieldDescriptor* f,
+                         const std::string& key, const std::string& value) {
+  const Descriptor* entry_type = f->message_type();
+  const FieldDescriptor* key_field = entry_type->FindFieldByName("key");
+  const FieldDescriptor* value_field = entry_type->FindFieldByName("value");
+  if (key_field->type() != FieldDescriptor::TYPE_STRING ||
+      value_field->type() != FieldDescriptor::TYPE_STRING) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("override '", assignment, "': '", f->name(), "' is not a map from text to text"));
+  }
+  const Reflection* r = msg->GetReflection();
+  Message* entry = nullptr;
+  for (int k = 0; k < r->FieldSize(*msg, f) && entry == nullptr; ++k) {
+    Message* e = r->MutableRepeatedMessage(msg, f, k);
+    if (e->GetReflection()->GetString(*e, key_field) == key) entry = e;
+  }
+  if (entry == nullptr) {
+    entry = r->AddMessage(msg, f);
+    entry->GetReflection()->SetString(entry, key_field, key);
+  }
+  // A value given in quotes is taken without them, as text format would.
+  std::string text = value;
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+  entry->GetReflection()->SetString(entry, value_field, text);
+  return absl::OkStatus();
 }
 
 // `spec` with every width shrunk (same layer kinds and count).
@@ -157,6 +185,8 @@ absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment
                                                      "'; fields are: ", absl::StrJoin(names, ", ")));
     }
     const Reflection* r = msg->GetReflection();
+    if (!index.empty() && f->is_map() && i + 1 == parts.size())
+      return SetMapValue(assignment, msg, f, index, value);
     if (!index.empty()) {
       ASSIGN_OR_RETURN(msg, RepeatedElement(assignment, msg, f, index));
       if (i + 1 == parts.size()) {
@@ -248,35 +278,13 @@ absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec) {
 
 absl::StatusOr<init::Transform> MakeTransform(const Variant& variant) {
   std::vector<init::Transform> parts = {init::DefaultInit()};
-  for (const InitTransform& t : variant.init()) {
-    std::vector<int> layers(t.layers().begin(), t.layers().end());
-    switch (t.kind_case()) {
-      case InitTransform::kMimetic: {
-        const MimeticInit& m = t.mimetic();
-        init::MimeticOptions o;
-        o.c = m.c();
-        o.reparameterize = m.reparameterize();
-        o.w_delta_scale = m.w_delta_scale();
-        o.delta_bias = m.delta_bias();
-        o.a = m.a();
-        o.delta = m.delta();
-        o.bc = m.bc();
-        o.conv_mamba1 = m.conv_mamba1();
-        o.conv_mamba2 = m.conv_mamba2();
-        parts.push_back(layers.empty() ? init::OnMambaLayers(init::Mimetic(o))
-                                       : init::OnLayers(layers, init::Mimetic(o)));
-        break;
-      }
-      case InitTransform::kGamma:
-        if (!layers.empty()) {
-          return absl::InvalidArgumentError("config: gamma init applies to the whole model; remove `layers`");
-        }
-        parts.push_back(init::GammaInit(t.gamma().gamma()));
-        break;
-      case InitTransform::KIND_NOT_SET:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "config: variant '", variant.name(), "' has an init entry with no kind (mimetic or gamma)"));
+  for (int i = 0; i < variant.init_size(); ++i) {
+    absl::StatusOr<init::Transform> t = MakeInitTransform(variant.init(i));
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config: variant '", variant.name(), "' init[", i, "]: ", t.status().message()));
     }
+    parts.push_back(*std::move(t));
   }
   return init::Compose(parts);
 }
