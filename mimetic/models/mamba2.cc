@@ -98,8 +98,8 @@ Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, c
   ParamAccess p(params, prefix);
   const int64_t batch = u.ok() ? u.dim(0) : 0;
   const int64_t len = u.ok() ? u.dim(1) : 0;
-  Tensor zxbcdt = p.Linear(u, "in_proj");  // (B, L, 2E + 2GN + H): [z | x | B | C | dt]
-  std::vector<Tensor> parts = ops::Split(zxbcdt, -1, {rows.z.size, conv_channels, rows.dt.size});
+  // in_proj (B, L, 2E + 2GN + H) = [z | x | B | C | dt], computed in its three parts.
+  std::vector<Tensor> parts = p.LinearParts(u, "in_proj", {rows.z.size, conv_channels, rows.dt.size});
   const Tensor& z = parts[0];    // (B, L, E)
   const Tensor& xbc = parts[1];  // (B, L, E + 2GN)
   const Tensor& dt = parts[2];   // (B, L, H)
