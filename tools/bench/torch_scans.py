@@ -44,36 +44,50 @@ def scan_loop(x, delta, A, B, C):
 
 
 class FusedScan(torch.autograd.Function):
-    """The per-step loop in time-major layout (l, b, e, n), so each step touches contiguous memory."""
+    """The per-step loop in time-major layout (l, b, e, n): each step computes its own decay and input
+    (b, e, n) while they are in cache instead of materialising (l, b, e, n) tensors of them; only the
+    states are kept. The backward is a reverse loop that recomputes each step's decay and adds up the
+    parameter gradients step by step."""
 
     @staticmethod
     def forward(ctx, x, delta, A, B, C):
         xt, dt = x.transpose(0, 1).contiguous(), delta.transpose(0, 1).contiguous()  # (l, b, e)
         Bt, Ct = B.transpose(0, 1).contiguous(), C.transpose(0, 1).contiguous()  # (l, b, n)
-        dA = torch.exp(dt[..., None] * A)  # (l, b, e, n)
-        h = (dt * xt)[..., None] * Bt[:, :, None, :]  # dBx, turned into h in place
-        for t in range(1, h.shape[0]):
-            h[t].addcmul_(dA[t], h[t - 1])
-        y = torch.matmul(h, Ct[..., None]).squeeze(-1)  # (l, b, e)
-        ctx.save_for_backward(xt, dt, A, Bt, Ct, dA, h)
+        dtx = dt * xt
+        hs = torch.empty(*xt.shape, A.shape[1], dtype=x.dtype, device=x.device)  # (l, b, e, n)
+        for t in range(hs.shape[0]):
+            if t == 0:
+                torch.mul(dtx[0, :, :, None], Bt[0, :, None, :], out=hs[0])
+            else:
+                torch.mul(torch.exp(dt[t, :, :, None] * A), hs[t - 1], out=hs[t])
+                hs[t].addcmul_(dtx[t, :, :, None], Bt[t, :, None, :])
+        y = torch.matmul(hs, Ct[..., None]).squeeze(-1)  # (l, b, e)
+        ctx.save_for_backward(xt, dt, A, Bt, Ct, hs)
         return y.transpose(0, 1)
 
     @staticmethod
     def backward(ctx, gy):
-        xt, dt, A, Bt, Ct, dA, h = ctx.saved_tensors
+        xt, dt, A, Bt, Ct, hs = ctx.saved_tensors
         gyt = gy.transpose(0, 1).contiguous()  # (l, b, e)
-        dC = torch.matmul(gyt[..., None, :], h).squeeze(-2)  # (l, b, n)
-        gh = gyt[..., None] * Ct[:, :, None, :]  # (l, b, e, n): dL/dh_t, completed by the reverse loop
-        for t in range(gh.shape[0] - 2, -1, -1):
-            gh[t].addcmul_(dA[t + 1], gh[t + 1])
-        g_logdA = torch.zeros_like(h)  # d/d(delta A): dL/d(dA_t) * dA_t, with dL/d(dA_t) = gh_t h_{t-1}
-        torch.mul(gh[1:], h[:-1], out=g_logdA[1:])
-        g_logdA.mul_(dA)
-        gh_B = torch.matmul(gh, Bt[..., None]).squeeze(-1)  # (l, b, e): sum_n gh B
-        g_delta = (g_logdA * A).sum(-1) + gh_B * xt
-        g_x = gh_B * dt
-        g_A = torch.einsum("lben,lbe->en", g_logdA, dt)
-        g_B = torch.matmul((dt * xt)[..., None, :], gh).squeeze(-2)  # (l, b, n)
+        dC = torch.matmul(gyt[..., None, :], hs).squeeze(-2)  # (l, b, n)
+        dtx = dt * xt
+        g_x, g_delta, g_B = torch.empty_like(xt), torch.empty_like(xt), torch.empty_like(Bt)
+        g_A = torch.zeros_like(A)
+        gh, dA_next = None, None  # dL/dh_t, carried backwards; the decay of step t + 1
+        for t in range(xt.shape[0] - 1, -1, -1):
+            direct = gyt[t, :, :, None] * Ct[t, :, None, :]  # (b, e, n)
+            gh = direct if gh is None else direct.addcmul_(dA_next, gh)
+            gh_B = torch.matmul(gh, Bt[t, :, :, None]).squeeze(-1)  # (b, e): sum_n gh B
+            torch.mul(gh_B, dt[t], out=g_x[t])
+            torch.matmul(dtx[t, :, None, :], gh, out=g_B[t, :, None, :])
+            if t > 0:
+                dA = torch.exp(dt[t, :, :, None] * A)
+                s = gh * hs[t - 1] * dA  # d/d(delta A) of step t
+                g_delta[t] = (s * A).sum(-1) + gh_B * xt[t]
+                g_A += torch.einsum("ben,be->en", s, dt[t])
+                dA_next = dA
+            else:
+                g_delta[t] = gh_B * xt[t]
         return (g_x.transpose(0, 1), g_delta.transpose(0, 1), g_A, g_B.transpose(0, 1),
                 dC.transpose(0, 1))
 
