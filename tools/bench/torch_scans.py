@@ -5,8 +5,9 @@ Mamba 1 (selective scan, without the D skip): f(x, delta, A, B, C) -> y with
   x, delta (b, l, e), A (e, n), B, C (b, l, n), y (b, l, e);
   h_t = exp(delta_t A) h_{t-1} + delta_t x_t B_t,  y_t = h_t C_t.
   loop:  mamba_ssm's selective_scan_ref, a per-step loop differentiated by autograd (the reference).
-  fused: the same loop as one autograd.Function with a hand-written backward (a reverse loop), so
-         autograd records 1 node instead of ~3 per step.
+  fused: the same loop as one autograd.Function with a hand-written backward (a reverse loop): each
+         step forms its decay and input in cache, only the states are stored, and autograd records
+         one node instead of ~3 per step.
   pscan: a work-efficient parallel scan (pairwise combine, recurse on half the length, expand) over
          time, log2(l) levels of whole-tensor ops, as an autograd.Function whose backward is the same
          scan run backwards in time.
