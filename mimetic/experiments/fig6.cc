@@ -66,18 +66,10 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
       int color = 0;
       for (const char* variant : kVariants) {
         for (int l : grid.lengths) {
-          Band b;
-          b.name = absl::StrCat(variant, " L=", l);
-          b.color = color++;
-          b.dotted = std::string(variant) == "default";
-          for (int v : grid.vocabs) {
-            const Stat s = AtMultiple(run, arch, variant, v, multiple, l);
-            b.xs.push_back(v);
-            b.mean.push_back(s.mean);
-            b.lo.push_back(s.mean - s.se);
-            b.hi.push_back(s.mean + s.se);
-          }
-          p.bands.push_back(std::move(b));
+          std::map<int, Stat> by_vocab;
+          for (int v : grid.vocabs) by_vocab[v] = AtMultiple(run, arch, variant, v, multiple, l);
+          p.bands.push_back(StatBand(absl::StrCat(variant, " L=", l), by_vocab, color++,
+                                     /*dotted=*/std::string(variant) == "default"));
         }
       }
       fig.panels.push_back(std::move(p));

@@ -43,19 +43,6 @@ ByN Collect(const FigureRun& run, const std::string& variant) {
   return out;
 }
 
-Band BandOf(const std::string& name, const std::map<int, Stat>& by_n, int color) {
-  Band b;
-  b.name = name;
-  b.color = color;
-  for (const auto& [n, s] : by_n) {
-    b.xs.push_back(n);
-    b.mean.push_back(s.mean);
-    b.lo.push_back(s.mean - s.se);
-    b.hi.push_back(s.mean + s.se);
-  }
-  return b;
-}
-
 absl::StatusOr<Figure> Draw(const FigureRun& run) {
   const auto& lengths = run.experiment.eval().lengths();
   if (lengths.size() < 2) return absl::FailedPreconditionError("Fig. 7 needs eval lengths L, 2L, ...");
@@ -76,9 +63,9 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
   for (const char* v : kVariants) {
     const ByN s = Collect(run, v);
     if (s.auc.empty()) return absl::FailedPreconditionError(absl::StrCat("Fig. 7: no runs of variant ", v));
-    auc.bands.push_back(BandOf(v, s.auc, color));
-    longest.bands.push_back(BandOf(v, s.longest, color));
-    fit.bands.push_back(BandOf(v, s.fit, color));
+    auc.bands.push_back(StatBand(v, s.auc, color));
+    longest.bands.push_back(StatBand(v, s.longest, color));
+    fit.bands.push_back(StatBand(v, s.fit, color));
     ++color;
   }
   fig.panels = {auc, longest, fit};

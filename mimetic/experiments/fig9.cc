@@ -63,17 +63,8 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
       for (int multiple : {1, 2}) {
         const std::map<int, Stat> m = ByLength(run, task, variant, multiple);
         if (m.empty()) continue;
-        Band b;
-        b.name = absl::StrCat(variant, multiple == 1 ? " @L" : " @2L");
-        b.color = color;
-        b.dotted = multiple == 1;
-        for (const auto& [l, s] : m) {
-          b.xs.push_back(l);
-          b.mean.push_back(s.mean);
-          b.lo.push_back(s.mean - s.se);
-          b.hi.push_back(s.mean + s.se);
-        }
-        p.bands.push_back(std::move(b));
+        p.bands.push_back(StatBand(absl::StrCat(variant, multiple == 1 ? " @L" : " @2L"), m, color,
+                                   /*dotted=*/multiple == 1));
       }
       ++color;
     }

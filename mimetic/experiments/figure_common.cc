@@ -161,6 +161,21 @@ Stat FinalStat(const Group& group, int length, bool token) {
   return it == m.end() ? Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0} : it->second;
 }
 
+Band StatBand(const std::string& name, const std::vector<std::pair<double, Stat>>& points, int color,
+              bool dotted) {
+  Band b;
+  b.name = name;
+  b.color = color;
+  b.dotted = dotted;
+  for (const auto& [x, s] : points) {
+    b.xs.push_back(x);
+    b.mean.push_back(s.mean);
+    b.lo.push_back(s.mean - s.se);
+    b.hi.push_back(s.mean + s.se);
+  }
+  return b;
+}
+
 std::pair<std::string, int> TaskAndLength(const std::string& value_name) {
   size_t i = 0;
   while (i < value_name.size() && absl::ascii_isalpha(value_name[i])) ++i;

@@ -7,6 +7,7 @@
 #ifndef MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
 #define MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -31,6 +32,15 @@ absl::StatusOr<Band> GroupBand(const Group& group, int length, const std::string
 absl::StatusOr<CurvePanel> AccuracyPanel(const FigureRun& run, const std::string& title,
                                          const std::vector<std::string>& labels,
                                          const std::vector<int>& lengths, bool token = false);
+
+// A band through (x, mean ± standard error) points, in the order given: a statistic against an axis
+// value (state size, vocabulary, training length, γ) rather than against step.
+Band StatBand(const std::string& name, const std::vector<std::pair<double, Stat>>& points, int color,
+              bool dotted = false);
+template <typename Key>
+Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int color, bool dotted = false) {
+  return StatBand(name, std::vector<std::pair<double, Stat>>(by_x.begin(), by_x.end()), color, dotted);
+}
 
 // The first evaluated step at which the group's mean accuracy at `length` reaches `threshold`.
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);

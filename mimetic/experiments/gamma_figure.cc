@@ -68,17 +68,8 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
     int color = 0;
     for (const auto& [depth, by_gamma] : grid) {
       const std::string suffix = depth > 0 ? absl::StrCat(", ", depth, " layers") : "";
-      Band b;
-      b.name = "γ-init" + suffix;
-      b.color = color;
-      for (const auto& [gamma, s] : by_gamma) {
-        b.xs.push_back(gamma);
-        b.mean.push_back(s.mean);
-        b.lo.push_back(s.mean - s.se);
-        b.hi.push_back(s.mean + s.se);
-      }
       const double x0 = by_gamma.begin()->first, x1 = by_gamma.rbegin()->first;
-      p.bands.push_back(b);
+      p.bands.push_back(StatBand("γ-init" + suffix, by_gamma, color));
       // The other inits have no γ: flat dotted lines across the axis.
       int ref_color = color + 1;
       for (const char* variant : {"default", "mimetic"}) {
@@ -86,13 +77,8 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
         auto it = ref.find(depth);
         if (it == ref.end()) continue;
         const Stat& s = it->second;
-        p.bands.push_back(Band{std::string(variant) + suffix,
-                               {x0, x1},
-                               {s.mean, s.mean},
-                               {s.mean - s.se, s.mean - s.se},
-                               {s.mean + s.se, s.mean + s.se},
-                               true,
-                               ref_color++});
+        p.bands.push_back(
+            StatBand(std::string(variant) + suffix, {{x0, s}, {x1, s}}, ref_color++, /*dotted=*/true));
       }
       color += 3;
     }
