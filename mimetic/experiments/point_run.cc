@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/core/dir_lock.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
@@ -68,6 +70,12 @@ absl::StatusOr<data::Batch> OnDevice(data::Batch b, core::Device device) {
 
 // The fields that change what is trained: everything but where outputs go, how often the run logs,
 // evaluates or checkpoints, and how it is evaluated.
+absl::Status MakePointDirectory(const fs::path& dir) {
+  absl::Status made = core::MakeDirs(dir.string());
+  if (!made.ok()) return absl::PermissionDeniedError(absl::StrCat("output_dir: ", made.message()));
+  return absl::OkStatus();
+}
+
 std::string TrainedStateKey(Experiment e) {
   e.clear_output_dir();
   e.clear_resume();
@@ -83,9 +91,11 @@ std::string TrainedStateKey(Experiment e) {
   return key;
 }
 
-// Makes `dir` ready for a (re)start. resume: refuses a directory of another experiment. No resume:
-// moves an earlier run aside, so a fresh start can never pick up another run's state.
-absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ostream& progress) {
+// Makes `dir` (created and locked by `lock`) ready for a (re)start. resume: refuses a directory of
+// another experiment. No resume: moves an earlier run aside (with its lock) and locks a fresh `dir`,
+// so a fresh start can never pick up another run's state.
+absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ostream& progress,
+                              core::DirLock* lock) {
   std::error_code ec;
   const fs::path saved_config = dir / "config.textproto";
   if (fs::exists(saved_config, ec)) {
@@ -98,6 +108,8 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
             absl::StrCat("cannot move '", dir.string(), "' aside: ", ec.message()));
       progress << "resume: false: moved the earlier run in " << dir.string() << " to " << aside.string()
                << "\n";
+      RETURN_IF_ERROR(MakePointDirectory(dir));
+      ASSIGN_OR_RETURN(*lock, core::DirLock::Acquire(dir.string()));
     } else {
       ASSIGN_OR_RETURN(std::string text, ReadTextFile(saved_config.string()));
       Experiment saved;
@@ -114,11 +126,6 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
             "(--set name=...), delete the directory, or set resume: false (which moves it aside)"));
       }
     }
-  }
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("output_dir: cannot create '", dir.string(), "'", ec ? ": " + ec.message() : ""));
   }
   std::string text;
   google::protobuf::TextFormat::PrintToString(e, &text);
@@ -399,7 +406,12 @@ absl::StatusOr<RunResult> RunPoint(const Experiment& e, const GridPoint& point, 
   }
   const fs::path dir(point_dir);
   RETURN_IF_ERROR(ResolveDevice(e).status());
-  RETURN_IF_ERROR(PrepareDirectory(e, dir, progress));
+  // One writer per point directory: a second process (another run of this sweep, a cluster job of the
+  // same point) is refused here, naming the holder, before it can replace this one's checkpoints.
+  RETURN_IF_ERROR(MakePointDirectory(dir));
+  ASSIGN_OR_RETURN(core::DirLock lock, core::DirLock::Acquire(point_dir));
+  RETURN_IF_ERROR(core::RemoveStaleTemps((dir / "checkpoints").string()).status());
+  RETURN_IF_ERROR(PrepareDirectory(e, dir, progress, &lock));
   if (e.resume()) {
     absl::StatusOr<PointResult> done = ReadPointResult(point_dir);
     if (done.ok()) {

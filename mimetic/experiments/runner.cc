@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/core/dir_lock.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/local_launcher.h"
 #include "mimetic/experiments/memory_estimate.h"
@@ -137,10 +138,14 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   const fs::path run_dir = fs::path(e.output_dir()) / e.name();
   summary.run_dir = run_dir.string();
   summary.runs.resize(summary.grid.size());
+  core::DirLock lock;
   for (const GridPoint& p : summary.grid) summary.runs[p.index].point = p;
   if (!options.aggregate_only) {
     RETURN_IF_ERROR(CheckMemory(e, summary.grid, options.max_memory_bytes, options.jobs));
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
+    // One writer per run directory (its points are locked by whoever runs them: this process, or the
+    // child processes of --jobs, which do not inherit this lock).
+    ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     std::string text;
     google::protobuf::TextFormat::PrintToString(e, &text);
     RETURN_IF_ERROR(WriteTextFile((run_dir / "sweep.textproto").string(), text));
@@ -155,6 +160,8 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   } else if (!fs::is_directory(run_dir)) {
     return absl::NotFoundError(
         absl::StrCat("--aggregate: '", run_dir.string(), "' holds no run of this experiment"));
+  } else {
+    ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
   }
   // Results of points run elsewhere (children, earlier processes, cluster jobs) come from their files.
   for (RunResult& r : summary.runs) {
