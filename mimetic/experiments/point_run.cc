@@ -18,6 +18,7 @@
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
+#include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/attention_maps.h"
@@ -237,6 +238,16 @@ class PointTrainer {
     return WriteResultFile(dir_ / "progress.textproto", partial_);
   }
 
+  // A stop signal: the current step is done; checkpoint it and say where.
+  absl::Status StopWithCheckpoint(int signo) {
+    RETURN_IF_ERROR(SaveCheckpoint());
+    const std::string path = (dir_ / "checkpoints" / train::CheckpointFileName(state_.step)).string();
+    progress_ << "[" << name_ << "] " << SignalName(signo) << ": checkpointed step " << state_.step << " in "
+              << path << "\n";
+    return StoppedError(signo, absl::StrCat("at step ", state_.step, " of ", name_, " (checkpoint ", path,
+                                            "); running the same command again resumes from it"));
+  }
+
   double RecentLoss() const {
     const size_t n = std::min<size_t>(losses_.size(), std::max(1, e_.train().log_every()));
     if (n == 0) return partial_.final_loss();
@@ -299,6 +310,7 @@ class PointTrainer {
     const int64_t first_step = state_.step;
     int64_t tokens = 0;
     while (state_.step < t.steps()) {
+      if (const int signo = StopSignal(); signo != 0) return StopWithCheckpoint(signo);
       if (options_.step_budget > 0 && state_.step - first_step >= options_.step_budget) {
         RETURN_IF_ERROR(SaveCheckpoint());
         progress_ << "[" << name_ << "] step budget reached at step " << state_.step << "; checkpointed\n";

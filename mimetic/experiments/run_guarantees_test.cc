@@ -81,5 +81,106 @@ TEST(LockTest, TwoRunnerProcessesOnOneDirectory) {
   EXPECT_THAT(ReadFile(out + ".second.log"), HasSubstr(absl::StrCat("pid ", first.pid)));
 }
 
+constexpr int kSteps = 400;
+
+std::vector<std::string> TinyArgs(const std::string& out, std::vector<std::string> more = {}) {
+  std::vector<std::string> args = {
+      TinyConfig(), "--set", "output_dir=" + out, "--set", absl::StrCat("train.steps=", kSteps), "--noplots"};
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+const char* const kPoints[] = {"tiny/points/default/seed1", "tiny/points/mimetic/seed1"};
+
+// An uninterrupted run with one thread per point, once for every test below.
+const std::string& Reference() {
+  static const std::string* out = [] {
+    auto* dir = new std::string(OutDir("reference"));
+    EXPECT_EQ(RunToEnd(TinyArgs(*dir, {"--threads=1"}), *dir + ".log"), 0) << ReadFile(*dir + ".log");
+    return dir;
+  }();
+  return *out;
+}
+
+// result.textproto without the wall-clock seconds.
+std::string ResultWithoutTime(const std::string& point_dir) {
+  std::string text = ReadFile(point_dir + "/result.textproto");
+  const size_t at = text.find("seconds:");
+  if (at != std::string::npos) text.erase(at, text.find('\n', at) - at);
+  return text;
+}
+
+// Both points finished with the reference's bits: the final checkpoint's bytes and the results.
+void ExpectSameAsReference(const std::string& out) {
+  const std::string last = absl::StrCat(
+      "/checkpoints/step_", std::string(8 - std::to_string(kSteps).size(), '0'), kSteps, ".safetensors");
+  for (const char* p : kPoints) {
+    const std::string a = Reference() + "/" + p, b = out + "/" + p;
+    ASSERT_TRUE(fs::exists(b + last)) << b + last;
+    EXPECT_TRUE(ReadFile(a + last) == ReadFile(b + last)) << p << ": the final weights differ";
+    EXPECT_EQ(ResultWithoutTime(a), ResultWithoutTime(b)) << p;
+  }
+}
+
+TEST(SignalTest, SigtermFinishesTheStepCheckpointsAndExits143AndTheResumeIsBitIdentical) {
+  Reference();
+  const std::string out = OutDir("sigterm");
+  RunProcess p = StartRun(TinyArgs(out, {"--threads=1"}), out + ".log");
+  ASSERT_TRUE(WaitForText(out + ".log", "[default seed 1] step 100/", 60)) << ReadFile(out + ".log");
+  ::kill(p.pid, SIGTERM);
+  EXPECT_EQ(WaitRun(p), 128 + SIGTERM);
+  const std::string log = ReadFile(out + ".log");
+  EXPECT_THAT(log, HasSubstr("SIGTERM: checkpointed step "));
+  EXPECT_THAT(log, HasSubstr("/tiny/points/default/seed1/checkpoints/step_"));
+  EXPECT_THAT(log, HasSubstr("stopped by SIGTERM"));
+  EXPECT_FALSE(fs::exists(out + "/" + kPoints[0] + "/result.textproto"));
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+  // The checkpoint it names is newer than the last periodic one (every 25 steps): nothing was lost.
+  const std::vector<std::string> ckpts = FilesNamed(out + "/" + kPoints[0], "step_");
+  ASSERT_FALSE(ckpts.empty());
+  EXPECT_THAT(log, HasSubstr(ckpts.back()));
+  ASSERT_EQ(RunToEnd(TinyArgs(out, {"--threads=1"}), out + ".log"), 0) << ReadFile(out + ".log");
+  ExpectSameAsReference(out);
+}
+
+TEST(SignalTest, TheJobsParentPassesSigtermToItsChildrenAndWaitsForThem) {
+  Reference();
+  const std::string out = OutDir("sigterm_jobs");
+  RunProcess p = StartRun(TinyArgs(out, {"--jobs=2", "--threads=2"}), out + ".log");
+  for (const char* point : kPoints) {
+    ASSERT_TRUE(WaitForText(out + "/" + point + "/progress.log", "step 50/", 60)) << point;
+  }
+  ::kill(p.pid, SIGTERM);
+  EXPECT_EQ(WaitRun(p), 128 + SIGTERM);
+  const std::string log = ReadFile(out + ".log");
+  EXPECT_THAT(log, HasSubstr("stopped by SIGTERM"));
+  for (const char* point : kPoints) {
+    const std::string dir = out + "/" + point;
+    EXPECT_THAT(ReadFile(dir + "/progress.log"), HasSubstr("SIGTERM: checkpointed step")) << point;
+    // The parent waited: the child is gone, its lock free.
+    EXPECT_TRUE(core::DirLock::Acquire(dir).ok()) << point;
+  }
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+  ASSERT_EQ(RunToEnd(TinyArgs(out, {"--jobs=2", "--threads=2"}), out + ".log"), 0) << ReadFile(out + ".log");
+  ExpectSameAsReference(out);
+}
+
+TEST(SignalTest, ASecondSignalExitsAtOnce) {
+  const std::string out = OutDir("sigint_twice");
+  // Larger batches: a step takes long enough for both signals to arrive within it.
+  RunProcess p =
+      StartRun(TinyArgs(out, {"--threads=1", "--set", "train.batch_size=1024", "--set", "train.log_every=1"}),
+               out + ".log");
+  ASSERT_TRUE(WaitForText(out + ".log", "step 2/", 60)) << ReadFile(out + ".log");
+  ::kill(p.pid, SIGINT);
+  // Apart, or the kernel merges the two into one pending signal.
+  ::usleep(50000);
+  ::kill(p.pid, SIGINT);
+  EXPECT_EQ(WaitRun(p), 128 + SIGINT);
+  const std::string log = ReadFile(out + ".log");
+  EXPECT_THAT(log, HasSubstr("second stop signal: exiting at once"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("checkpointed step")));
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

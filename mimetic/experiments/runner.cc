@@ -13,6 +13,7 @@
 #include "mimetic/experiments/memory_estimate.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
+#include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 
 namespace mimetic::experiments {
@@ -40,6 +41,9 @@ absl::Status RunInProcess(const Experiment& e, const std::vector<GridPoint>& gri
                           const RunOptions& options, std::vector<RunResult>* runs) {
   PointOptions po{options.progress, options.plots, options.step_budget};
   for (const GridPoint& p : grid) {
+    if (const int signo = StopSignal(); signo != 0) {
+      return StoppedError(signo, absl::StrCat("before grid point ", p.dir, " (finished points are kept)"));
+    }
     ASSIGN_OR_RETURN(Experiment one, PointExperiment(e, p));
     ASSIGN_OR_RETURN(RunResult r, RunPoint(one, p, (run_dir / p.dir).string(), po));
     (*runs)[p.index] = std::move(r);
@@ -82,7 +86,10 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
                        return;
                      }
                      ++done;
-                     if (ev.exit_code == 0) {
+                     if (StopSignal() != 0 && ev.exit_code == 128 + StopSignal()) {
+                       progress << absl::StrFormat("[%d/%d] stopped %s (checkpointed; see %s)\n", done,
+                                                   jobs.size(), p.dir, jobs[ev.index].log_path);
+                     } else if (ev.exit_code == 0) {
                        progress << absl::StrFormat("[%d/%d] finished %s\n", done, jobs.size(), p.dir);
                      } else {
                        progress << absl::StrFormat("[%d/%d] FAILED %s (exit %d): see %s\n", done, jobs.size(),
@@ -90,6 +97,12 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
                        failed.push_back(p.dir);
                      }
                    }));
+  if (const int signo = StopSignal(); signo != 0) {
+    return StoppedError(signo,
+                        absl::StrCat("; the child processes checkpointed and stopped (their ",
+                                     "progress.log says where); running the same command again resumes",
+                                     failed.empty() ? "" : "; failed: " + absl::StrJoin(failed, ", ")));
+  }
   if (!failed.empty()) {
     return absl::InternalError(absl::StrCat(
         failed.size(), " grid point(s) failed (their progress.log says why; ",
