@@ -286,7 +286,8 @@ class PointTrainer {
     return t.early_stop_accuracy() > 0 && all_done;
   }
 
-  void LogProgress(const train::StepMetrics& m, int64_t first_step, int64_t tokens) {
+  // A metric that cannot be written (a full disk) stops the run: a log with holes would mislead.
+  absl::Status LogProgress(const train::StepMetrics& m, int64_t first_step, int64_t tokens) {
     const TrainSpec& t = e_.train();
     const double elapsed = Seconds(start_);
     const double rate = (state_.step - first_step) / std::max(elapsed, 1e-9);
@@ -295,11 +296,12 @@ class PointTrainer {
                                 {"train/grad_norm", m.grad_norm},
                                 {"train/lr", m.lr},
                                 {"train/tokens_per_s", tokens / elapsed}});
-    if (!s.ok()) progress_ << "warning: metrics not logged: " << s.message() << "\n";
+    RETURN_IF_ERROR(s);
     progress_ << absl::StrFormat(
         "[%s] step %d/%d loss %.4f%s %.0f tok/s, %s left\n", name_, state_.step, t.steps(), m.loss,
         last_exact_ >= 0 ? absl::StrFormat(" acc@%d %.3f", e_.eval().lengths(0), last_exact_) : std::string(),
         tokens / elapsed, FormatDuration((t.steps() - state_.step) / rate));
+    return absl::OkStatus();
   }
 
   absl::Status Train() {
@@ -331,7 +333,8 @@ class PointTrainer {
       RETURN_IF_ERROR(m.status());
       losses_.push_back(m->loss);
       tokens += batch.tokens.numel();
-      if (state_.step % t.log_every() == 0 || state_.step == t.steps()) LogProgress(*m, first_step, tokens);
+      if (state_.step % t.log_every() == 0 || state_.step == t.steps())
+        RETURN_IF_ERROR(LogProgress(*m, first_step, tokens));
       if (state_.step % t.eval_every() == 0 || state_.step == t.steps()) {
         ASSIGN_OR_RETURN(const bool done, Evaluate(e_.eval().num_batches(), false));
         if (done) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -180,6 +181,59 @@ TEST(SignalTest, ASecondSignalExitsAtOnce) {
   const std::string log = ReadFile(out + ".log");
   EXPECT_THAT(log, HasSubstr("second stop signal: exiting at once"));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("checkpointed step")));
+}
+
+// Every regular file below `dir` and its bytes (but the lock files, which hold their last holder's pid).
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const std::string& f : FilesNamed(dir, "")) {
+    if (fs::path(f).filename() != ".lock") files[f] = ReadFile(dir + "/" + f);
+  }
+  return files;
+}
+
+// The files that differ between two snapshots (added, removed or changed).
+std::vector<std::string> Changed(const std::map<std::string, std::string>& a,
+                                 const std::map<std::string, std::string>& b) {
+  std::vector<std::string> out;
+  for (const auto& [name, bytes] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second != bytes) out.push_back(name);
+  }
+  for (const auto& [name, bytes] : b) {
+    if (a.count(name) == 0) out.push_back(name);
+  }
+  return out;
+}
+
+TEST(DiskFullTest, ARerunOnAFullDiskFailsAndKeepsEveryFile) {
+  // It used to truncate config.textproto to 0 bytes and exit 0, leaving a run that could not resume.
+  const std::string out = OutDir("full_rerun");
+  const std::vector<std::string> args = TinyArgs(out, {"--threads=1", "--set", "train.steps=30"});
+  ASSERT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
+  const std::map<std::string, std::string> before = Snapshot(out + "/tiny");
+  // A disk on which no file can grow past 64 bytes (RLIMIT_FSIZE; writes fail with EFBIG).
+  EXPECT_EQ(RunToEnd(args, out + ".full.log", /*file_size_limit=*/64), 1);
+  EXPECT_THAT(ReadFile(out + ".full.log"), HasSubstr("File too large"));
+  EXPECT_THAT(Changed(before, Snapshot(out + "/tiny")), IsEmpty());
+  // With space again the same command finds every point finished.
+  EXPECT_EQ(RunToEnd(args, out + ".again.log"), 0);
+  EXPECT_THAT(ReadFile(out + ".again.log"), ::testing::Not(HasSubstr("step 10/")));
+}
+
+TEST(DiskFullTest, AFreshRunOnAFullDiskExitsNonZeroWithoutTornFiles) {
+  const std::string out = OutDir("full_fresh");
+  const std::vector<std::string> args = TinyArgs(out, {"--threads=1", "--set", "train.steps=30"});
+  // Room for the small text files, not for a checkpoint.
+  EXPECT_EQ(RunToEnd(args, out + ".full.log", /*file_size_limit=*/4096), 1);
+  EXPECT_THAT(ReadFile(out + ".full.log"), HasSubstr("File too large"));
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+  EXPECT_THAT(FilesNamed(out, "step_"), IsEmpty());
+  EXPECT_THAT(FilesNamed(out, "result.textproto"), IsEmpty());
+  for (const std::string& f : FilesNamed(out, ".textproto")) {
+    EXPECT_FALSE(ReadFile(out + "/" + f).empty()) << f << " is empty";
+  }
+  EXPECT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
 }
 
 }  // namespace

@@ -36,7 +36,24 @@ RunProcess StartRun(const std::vector<std::string>& args, const std::string& log
   p.log_path = log_path;
   std::vector<std::string> argv = {RunBinary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (file_size_limit > 0) {
+    // The limit would cut the log file too: the run writes into a pipe, and a copier without the limit
+    // appends what comes out of it to the log.
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return p;
+    p.copier = ::fork();
+    if (p.copier == 0) {
+      char buf[4096];
+      ssize_t n;
+      ::close(fds[1]);
+      while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) (void)!::write(log, buf, static_cast<size_t>(n));
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    ::close(log);
+    log = fds[1];
+  }
   p.pid = ::fork();
   if (p.pid == 0) {
     ::dup2(log, STDOUT_FILENO);
@@ -62,6 +79,8 @@ int WaitRun(const RunProcess& p) {
   while (::waitpid(p.pid, &status, 0) < 0) {
     if (errno != EINTR) return -1;
   }
+  // The log copier (if any) ends when the run's end of the pipe closes: then the log is complete.
+  if (p.copier > 0) ::waitpid(p.copier, nullptr, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -23,6 +23,7 @@ std::string TinyConfig();
 struct RunProcess {
   pid_t pid = -1;
   std::string log_path;  // its stdout and stderr
+  pid_t copier = -1;     // with a file-size limit: the process that copies its output to the log
 };
 
 // Starts the runner with `args` (after argv[0]), stdout and stderr to `log_path`. `file_size_limit`
