@@ -34,6 +34,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// Checkpoint metadata: the CPU threads of the process that wrote it.
+constexpr char kThreadsKey[] = "threads";
+
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
@@ -213,6 +216,14 @@ class PointTrainer {
     if (loaded.ok()) {
       state_ = loaded->state;
       progress_ << "[" << name_ << "] resuming from step " << state_.step << "\n";
+      // Reductions split work by thread count, so the last bits depend on it: say so when it changed.
+      auto threads = loaded->metadata.find(kThreadsKey);
+      if (threads != loaded->metadata.end() && threads->second != absl::StrCat(ThreadCount())) {
+        progress_ << "[" << name_ << "] warning: " << loaded->path << " was written with " << threads->second
+                  << " CPU threads and this process uses " << ThreadCount()
+                  << "; the results will differ in the last bits from a run that kept " << threads->second
+                  << " (use --threads=" << threads->second << " for a bit-identical resume)\n";
+      }
       absl::StatusOr<PointResult> saved = ReadResultFile(dir_ / "progress.textproto");
       if (saved.ok()) partial_ = *saved;
       // Keep only evaluations up to the checkpoint (later ones are repeated by this process).
@@ -227,10 +238,14 @@ class PointTrainer {
     return absl::OkStatus();
   }
 
+  // Never saves a non-finite state (a DivergenceError instead): the last good checkpoint stays the
+  // newest, so a restart cannot pick up a diverged model.
   absl::Status SaveCheckpoint() {
-    RETURN_IF_ERROR(
-        train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
-                              {{"variant", point_.variant}, {"seed", absl::StrCat(point_.seed)}}));
+    RETURN_IF_ERROR(train::CheckFinite(state_));
+    RETURN_IF_ERROR(train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
+                                          {{"variant", point_.variant},
+                                           {"seed", absl::StrCat(point_.seed)},
+                                           {kThreadsKey, absl::StrCat(ThreadCount())}}));
     partial_.set_seconds(partial_.seconds() + Seconds(since_save_));
     since_save_ = Clock::now();
     partial_.set_steps(state_.step);
@@ -258,6 +273,8 @@ class PointTrainer {
 
   // Evaluates at every eval length; returns whether every exact accuracy reached early_stop_accuracy.
   absl::StatusOr<bool> Evaluate(int64_t num_batches, bool final) {
+    // A non-finite model has no accuracy worth printing: a DivergenceError instead.
+    RETURN_IF_ERROR(train::CheckFinite(state_));
     const TrainSpec& t = e_.train();
     std::map<std::string, double> scalars;
     EvalPoint* point = final ? nullptr : partial_.add_curve();
@@ -304,7 +321,18 @@ class PointTrainer {
     return absl::OkStatus();
   }
 
+  // Divergence, seen by the step (loss, gradient norm) or in the updated state (before an evaluation or
+  // a checkpoint), stops the point: the state is not saved, and the point is recorded as diverged
+  // (accuracy 0), so a learning-rate sweep can go on with the other rates.
   absl::Status Train() {
+    absl::Status s = TrainSteps();
+    if (!train::IsDivergence(s)) return s;
+    progress_ << "[" << name_ << "] " << s.message() << "; the last good checkpoint is kept\n";
+    diverged_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status TrainSteps() {
     const TrainSpec& t = e_.train();
     const train::Schedule schedule = MakeSchedule(t);
     train::TrainStep step(model_.spec, MakeOptimizerConfig(t));
@@ -323,13 +351,6 @@ class PointTrainer {
           task_->SampleTrain(core::FoldIn(data_key_, static_cast<uint32_t>(state_.step)), t.batch_size()));
       ASSIGN_OR_RETURN(data::Batch batch, OnDevice(std::move(host_batch), device_));
       absl::StatusOr<train::StepMetrics> m = step(&state_, batch, schedule.LearningRate(state_.step));
-      if (!m.ok() && train::IsDivergence(m.status())) {
-        // The state before the failing step is kept and nothing is checkpointed; the point is recorded
-        // as diverged (accuracy 0), so a learning-rate sweep can go on with the other rates.
-        progress_ << "[" << name_ << "] " << m.status().message() << "\n";
-        diverged_ = true;
-        return absl::OkStatus();
-      }
       RETURN_IF_ERROR(m.status());
       losses_.push_back(m->loss);
       tokens += batch.tokens.numel();

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/run_test_util.h"
 #include "mimetic/experiments/runner.h"
+#include "mimetic/experiments/threads.h"
+#include "mimetic/init/safetensors.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -234,6 +237,57 @@ TEST(DiskFullTest, AFreshRunOnAFullDiskExitsNonZeroWithoutTornFiles) {
     EXPECT_FALSE(ReadFile(out + "/" + f).empty()) << f << " is empty";
   }
   EXPECT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
+}
+
+TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
+  // A state whose loss is still finite but whose update is not: a checkpoint with NaN second moments,
+  // as a diverging run would leave. The next update makes every parameter NaN; the loss check before
+  // it passes, so only a check of the updated state can stop it from being saved and evaluated.
+  const std::string out = OutDir("diverged");
+  std::ostringstream sink;
+  RunOptions budget = Quiet(&sink);
+  budget.step_budget = 4;
+  const std::vector<std::string> sets = {"train.steps=12", "train.checkpoint_every=1", "train.eval_every=2",
+                                         "variants=[{name: \"default\"}]"};
+  ASSERT_TRUE(RunExperiment(Tiny(out, sets), budget).ok());
+  const std::string ckpts = out + "/tiny/points/default/seed1/checkpoints";
+  const std::string last = ckpts + "/step_00000004.safetensors";
+  std::map<std::string, std::string> metadata;
+  core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
+  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
+  tree = tree.MapWithPath([](const std::string& path, const core::Tensor& t) {
+    if (path.rfind("opt/v/", 0) != 0) return t;
+    return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), std::nanf(""))).value();
+  });
+  ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
+
+  ExperimentSummary s = RunExperiment(Tiny(out, sets), Quiet(&sink)).value();
+  ASSERT_TRUE(s.runs[0].finished);
+  EXPECT_TRUE(s.runs[0].result.diverged());
+  EXPECT_EQ(s.runs[0].result.final(0).exact(), 0);
+  EXPECT_THAT(sink.str(), HasSubstr("values that are NaN or infinite; the last good checkpoint is kept"));
+  // Nothing was saved after the planted step, and no evaluation printed an accuracy of the NaN model.
+  EXPECT_THAT(FilesNamed(ckpts, "step_").back(), HasSubstr("step_00000004"));
+  EXPECT_THAT(sink.str(), ::testing::Not(HasSubstr("eval step 6")));
+}
+
+TEST(ThreadsTest, AResumeWithAnotherThreadCountSaysSoNamingBoth) {
+  const std::string out = OutDir("threads");
+  std::ostringstream first, second;
+  RunOptions budget = Quiet(&first);
+  budget.step_budget = 5;
+  SetThreadCount(2);
+  ASSERT_TRUE(RunExperiment(Tiny(out, {"train.steps=10"}), budget).ok());
+  SetThreadCount(1);
+  ASSERT_TRUE(RunExperiment(Tiny(out, {"train.steps=10"}), Quiet(&second)).ok());
+  EXPECT_THAT(second.str(), HasSubstr("was written with 2 CPU threads and this process uses 1"));
+  EXPECT_THAT(second.str(), HasSubstr("--threads=2"));
+  // The same count says nothing.
+  std::ostringstream third;
+  const std::string same = OutDir("threads_same");
+  ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), budget).ok());
+  ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), Quiet(&third)).ok());
+  EXPECT_THAT(third.str(), ::testing::Not(HasSubstr("CPU threads")));
 }
 
 }  // namespace
