@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -114,6 +115,13 @@ std::string ResultWithoutTime(const std::string& point_dir) {
   return text;
 }
 
+// The `seconds:` of a PointResult text file (0 when absent).
+double SecondsIn(const std::string& path) {
+  const std::string text = ReadFile(path);
+  const size_t at = text.find("seconds:");
+  return at == std::string::npos ? 0 : std::atof(text.c_str() + at + 8);
+}
+
 // Both points finished with the reference's bits: the final checkpoint's bytes and the results.
 void ExpectSameAsReference(const std::string& out) {
   const std::string last = absl::StrCat(
@@ -143,8 +151,12 @@ TEST(SignalTest, SigtermFinishesTheStepCheckpointsAndExits143AndTheResumeIsBitId
   const std::vector<std::string> ckpts = FilesNamed(out + "/" + kPoints[0], "step_");
   ASSERT_FALSE(ckpts.empty());
   EXPECT_THAT(log, HasSubstr(ckpts.back()));
+  const double first_seconds = SecondsIn(out + "/" + kPoints[0] + "/progress.textproto");
+  EXPECT_GT(first_seconds, 0);
   ASSERT_EQ(RunToEnd(TinyArgs(out, {"--threads=1"}), out + ".log"), 0) << ReadFile(out + ".log");
   ExpectSameAsReference(out);
+  // The training time counts both processes.
+  EXPECT_GT(SecondsIn(out + "/" + kPoints[0] + "/result.textproto"), first_seconds);
 }
 
 TEST(SignalTest, TheJobsParentPassesSigtermToItsChildrenAndWaitsForThem) {
