@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,8 +11,10 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
@@ -36,6 +39,8 @@ using Clock = std::chrono::steady_clock;
 
 // Checkpoint metadata: the CPU threads of the process that wrote it.
 constexpr char kThreadsKey[] = "threads";
+// Checkpoint metadata: the training losses of the last log_every steps ("%.17g", comma-separated).
+constexpr char kRecentLossesKey[] = "recent_losses";
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -216,6 +221,16 @@ class PointTrainer {
     if (loaded.ok()) {
       state_ = loaded->state;
       progress_ << "[" << name_ << "] resuming from step " << state_.step << "\n";
+      if (auto it = loaded->metadata.find(kRecentLossesKey); it != loaded->metadata.end()) {
+        for (absl::string_view part : absl::StrSplit(it->second, ',', absl::SkipEmpty())) {
+          double loss = 0;
+          if (!absl::SimpleAtod(part, &loss)) {
+            return absl::DataLossError(
+                absl::StrCat("'", loaded->path, "': metadata ", kRecentLossesKey, " holds '", part, "'"));
+          }
+          recent_.push_back(loss);
+        }
+      }
       // Reductions split work by thread count, so the last bits depend on it: say so when it changed.
       auto threads = loaded->metadata.find(kThreadsKey);
       if (threads != loaded->metadata.end() && threads->second != absl::StrCat(ThreadCount())) {
@@ -242,15 +257,22 @@ class PointTrainer {
   // newest, so a restart cannot pick up a diverged model.
   absl::Status SaveCheckpoint() {
     RETURN_IF_ERROR(train::CheckFinite(state_));
-    RETURN_IF_ERROR(train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
-                                          {{"variant", point_.variant},
-                                           {"seed", absl::StrCat(point_.seed)},
-                                           {kThreadsKey, absl::StrCat(ThreadCount())}}));
     partial_.set_seconds(partial_.seconds() + Seconds(since_save_));
     since_save_ = Clock::now();
     partial_.set_steps(state_.step);
     partial_.set_final_loss(RecentLoss());
-    return WriteResultFile(dir_ / "progress.textproto", partial_);
+    // progress.textproto first: a kill between the two leaves evaluations newer than the newest
+    // checkpoint, which a resume drops and repeats; the other order would lose the evaluations made
+    // since the previous checkpoint.
+    RETURN_IF_ERROR(WriteResultFile(dir_ / "progress.textproto", partial_));
+    std::string recent;
+    for (double loss : recent_)
+      absl::StrAppend(&recent, recent.empty() ? "" : ",", absl::StrFormat("%.17g", loss));
+    return train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
+                                 {{"variant", point_.variant},
+                                  {"seed", absl::StrCat(point_.seed)},
+                                  {kThreadsKey, absl::StrCat(ThreadCount())},
+                                  {kRecentLossesKey, recent}});
   }
 
   // A stop signal: the current step is done; checkpoint it and say where.
@@ -263,12 +285,19 @@ class PointTrainer {
                                             "); running the same command again resumes from it"));
   }
 
+  // The mean loss of the last log_every steps, across processes (the window is saved in checkpoints),
+  // so that it does not depend on where a run was interrupted.
   double RecentLoss() const {
-    const size_t n = std::min<size_t>(losses_.size(), std::max(1, e_.train().log_every()));
-    if (n == 0) return partial_.final_loss();
+    if (recent_.empty()) return partial_.final_loss();
     double sum = 0;
-    for (size_t i = losses_.size() - n; i < losses_.size(); ++i) sum += losses_[i];
-    return sum / n;
+    for (double loss : recent_) sum += loss;
+    return sum / static_cast<double>(recent_.size());
+  }
+
+  void AddLoss(double loss) {
+    losses_.push_back(loss);
+    recent_.push_back(loss);
+    while (recent_.size() > static_cast<size_t>(std::max(1, e_.train().log_every()))) recent_.pop_front();
   }
 
   // Evaluates at every eval length; returns whether every exact accuracy reached early_stop_accuracy.
@@ -352,7 +381,7 @@ class PointTrainer {
       ASSIGN_OR_RETURN(data::Batch batch, OnDevice(std::move(host_batch), device_));
       absl::StatusOr<train::StepMetrics> m = step(&state_, batch, schedule.LearningRate(state_.step));
       RETURN_IF_ERROR(m.status());
-      losses_.push_back(m->loss);
+      AddLoss(m->loss);
       tokens += batch.tokens.numel();
       if (state_.step % t.log_every() == 0 || state_.step == t.steps())
         RETURN_IF_ERROR(LogProgress(*m, first_step, tokens));
@@ -426,7 +455,8 @@ class PointTrainer {
   std::unique_ptr<train::MetricsLog> log_;
   std::unique_ptr<train::Evaluator> evaluator_;
   PointResult partial_;
-  std::vector<double> losses_;
+  std::vector<double> losses_;  // of this process
+  std::deque<double> recent_;   // the last log_every losses, restored on resume
   Clock::time_point start_, since_save_;
   double last_exact_ = -1;
   bool early_stopped_ = false, diverged_ = false;
