@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/dir_lock.h"
@@ -300,6 +301,28 @@ TEST(ThreadsTest, AResumeWithAnotherThreadCountSaysSoNamingBoth) {
   ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), budget).ok());
   ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), Quiet(&third)).ok());
   EXPECT_THAT(third.str(), ::testing::Not(HasSubstr("CPU threads")));
+}
+
+TEST(EarlyStopTest, AnEarlyStoppedRunCheckpointsItsFinalWeights) {
+  // Copying one token of two is learned in about ten steps.
+  const std::string out = OutDir("early_stop");
+  std::ostringstream sink;
+  ExperimentSummary s =
+      RunExperiment(Tiny(out, {"task.copy.vocab=2", "task.copy.min_len=1", "task.copy.max_len=1",
+                               "eval.lengths=[1]", "train.early_stop_accuracy=0.3", "train.eval_every=2",
+                               "train.steps=200", "train.checkpoint_every=50"}),
+                    Quiet(&sink))
+          .value();
+  int stopped = 0;
+  for (const RunResult& r : s.runs) {
+    if (!r.result.early_stopped()) continue;
+    ++stopped;
+    EXPECT_LT(r.result.steps(), 200);
+    const std::string last = absl::StrCat(out, "/tiny/", r.point.dir, "/checkpoints/step_",
+                                          absl::StrFormat("%08d", r.result.steps()), ".safetensors");
+    EXPECT_TRUE(fs::exists(last)) << last;
+  }
+  EXPECT_GT(stopped, 0) << sink.str();
 }
 
 }  // namespace
