@@ -10,11 +10,11 @@
 #include "mimetic/data/copy_task.h"
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
+#include "mimetic/experiments/achilles_tasks.h"
 #include "mimetic/experiments/field_ranges.h"
+#include "mimetic/experiments/init_config.h"
 #include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/sweep.h"
-#include "mimetic/init/gamma.h"
-#include "mimetic/init/mimetic.h"
 #include "mimetic/models/spec.h"
 
 namespace mimetic::experiments {
@@ -63,7 +63,8 @@ absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message*
     }
     return r->MutableRepeatedMessage(msg, f, position);
   }
-  const FieldDescriptor* name = f->message_type()->FindFieldByName("name");
+  // Map entries (NamedInit.params) are indexed by their key.
+  const FieldDescriptor* name = f->message_type()->FindFieldByName(f->is_map() ? "key" : "name");
   std::vector<std::string> names;
   for (int k = 0; name != nullptr && name->type() == FieldDescriptor::TYPE_STRING && k < size; ++k) {
     Message* element = r->MutableRepeatedMessage(msg, f, k);
@@ -75,6 +76,34 @@ absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message*
       absl::StrCat("override '", assignment, "': ", f->name(), " has no element named '", index,
                    "'; expected a position in [0, ", size, ")",
                    names.empty() ? "" : " or one of: " + absl::StrJoin(names, ", ")));
+}
+
+// "params[c]=4" on a map<string, string> field: sets the entry with key `key`, adding it if absent.
+absl::Status SetMapValue(const std::string& assignment, Message* msg, const FieldDescriptor* f,
+                         const std::string& key, const std::string& value) {
+  const Descriptor* entry_type = f->message_type();
+  const FieldDescriptor* key_field = entry_type->FindFieldByName("key");
+  const FieldDescriptor* value_field = entry_type->FindFieldByName("value");
+  if (key_field->type() != FieldDescriptor::TYPE_STRING ||
+      value_field->type() != FieldDescriptor::TYPE_STRING) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("override '", assignment, "': '", f->name(), "' is not a map from text to text"));
+  }
+  const Reflection* r = msg->GetReflection();
+  Message* entry = nullptr;
+  for (int k = 0; k < r->FieldSize(*msg, f) && entry == nullptr; ++k) {
+    Message* e = r->MutableRepeatedMessage(msg, f, k);
+    if (e->GetReflection()->GetString(*e, key_field) == key) entry = e;
+  }
+  if (entry == nullptr) {
+    entry = r->AddMessage(msg, f);
+    entry->GetReflection()->SetString(entry, key_field, key);
+  }
+  // A value given in quotes is taken without them, as text format would.
+  std::string text = value;
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+  entry->GetReflection()->SetString(entry, value_field, text);
+  return absl::OkStatus();
 }
 
 // `spec` with every width shrunk (same layer kinds and count).
@@ -155,6 +184,8 @@ absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment
                                                      "'; fields are: ", absl::StrJoin(names, ", ")));
     }
     const Reflection* r = msg->GetReflection();
+    if (!index.empty() && f->is_map() && i + 1 == parts.size())
+      return SetMapValue(assignment, msg, f, index, value);
     if (!index.empty()) {
       ASSIGN_OR_RETURN(msg, RepeatedElement(assignment, msg, f, index));
       if (i + 1 == parts.size()) {
@@ -233,43 +264,26 @@ absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec) {
       c.context_len = m.context_len();
       return data::MakeMqarCopyStyleTask(c);
     }
+    case TaskSpec::kComposite:
+      return MakeCompositeTask(spec.composite());
+    case TaskSpec::kInverseSequence:
+      return MakeInverseSequenceTask(spec.inverse_sequence());
     case TaskSpec::TASK_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError("config: task is unset; expected one of copy, mqar, mqar_copy");
+  return absl::InvalidArgumentError(
+      "config: task is unset; expected one of copy, mqar, mqar_copy, composite, inverse_sequence");
 }
 
 absl::StatusOr<init::Transform> MakeTransform(const Variant& variant) {
   std::vector<init::Transform> parts = {init::DefaultInit()};
-  for (const InitTransform& t : variant.init()) {
-    std::vector<int> layers(t.layers().begin(), t.layers().end());
-    switch (t.kind_case()) {
-      case InitTransform::kMimetic: {
-        const MimeticInit& m = t.mimetic();
-        init::MimeticOptions o;
-        o.c = m.c();
-        o.reparameterize = m.reparameterize();
-        o.w_delta_scale = m.w_delta_scale();
-        o.delta_bias = m.delta_bias();
-        o.a = m.a();
-        o.delta = m.delta();
-        o.bc = m.bc();
-        o.conv_mamba1 = m.conv_mamba1();
-        o.conv_mamba2 = m.conv_mamba2();
-        parts.push_back(layers.empty() ? init::OnMambaLayers(init::Mimetic(o))
-                                       : init::OnLayers(layers, init::Mimetic(o)));
-        break;
-      }
-      case InitTransform::kGamma:
-        if (!layers.empty()) {
-          return absl::InvalidArgumentError("config: gamma init applies to the whole model; remove `layers`");
-        }
-        parts.push_back(init::GammaInit(t.gamma().gamma()));
-        break;
-      case InitTransform::KIND_NOT_SET:
-        return absl::InvalidArgumentError(absl::StrCat(
-            "config: variant '", variant.name(), "' has an init entry with no kind (mimetic or gamma)"));
+  for (int i = 0; i < variant.init_size(); ++i) {
+    absl::StatusOr<init::Transform> t = MakeInitTransform(variant.init(i));
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("config: variant '", variant.name(), "' init[", i, "]: ", t.status().message()));
     }
+    parts.push_back(*std::move(t));
   }
   return init::Compose(parts);
 }
@@ -278,10 +292,24 @@ const models::ModelSpec& VariantModel(const Experiment& e, const Variant& v) {
   return v.has_model() ? v.model() : e.model();
 }
 
+// A model's vocab_size of 0 means "the task's token ids" (content + BOS, SEP, EOS, PAD), so that a sweep
+// over the task's vocabulary (Fig. 6) needs no second axis for the model. Filled in before the spec is
+// resolved; a task that cannot be built is reported by the task check below.
+void FillVocabFromTask(Experiment* e) {
+  absl::StatusOr<std::unique_ptr<data::Task>> task = MakeTask(e->task());
+  if (!e->has_task() || !task.ok()) return;
+  const int vocab = (*task)->model_vocab();
+  if (e->has_model() && e->model().vocab_size() == 0) e->mutable_model()->set_vocab_size(vocab);
+  for (Variant& v : *e->mutable_variants()) {
+    if (v.has_model() && v.model().vocab_size() == 0) v.mutable_model()->set_vocab_size(vocab);
+  }
+}
+
 absl::Status ValidateExperiment(Experiment* e) {
   RETURN_IF_ERROR(CheckFieldRanges(*e));
   if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
   if (!e->has_model()) return Bad("model", "unset", "a model spec");
+  FillVocabFromTask(e);
   {
     absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(e->model());
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: model: ", m.status().message()));
@@ -331,8 +359,19 @@ absl::Status ValidateExperiment(Experiment* e) {
       return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".init: ", probe.status().message()));
     }
   }
-  if (!e->has_task()) return Bad("task", "unset", "one of copy, mqar, mqar_copy");
+  if (!e->has_task())
+    return Bad("task", "unset", "one of copy, mqar, mqar_copy, composite, inverse_sequence");
   ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e->task()));
+  if (e->eval().has_task()) {
+    absl::StatusOr<std::unique_ptr<data::Task>> eval_task = MakeTask(e->eval().task());
+    if (!eval_task.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("config: eval.task: ", eval_task.status().message()));
+    }
+    if ((*eval_task)->model_vocab() > task->model_vocab()) {
+      return Bad("eval.task", absl::StrCat((*eval_task)->model_vocab(), " token ids"),
+                 absl::StrCat("no more token ids than the training task's ", task->model_vocab()));
+    }
+  }
   for (int i = 0; i < e->variants_size(); ++i) {
     const models::ModelSpec& spec = VariantModel(*e, e->variants(i));
     if (models::PaddedVocab(spec) < task->model_vocab() || spec.vocab_size() < task->model_vocab()) {

@@ -28,7 +28,8 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
 // specs keep default_layer / layer_overrides) so that sweep axes over model fields still apply;
 // PointExperiment resolves each point. Every problem is an InvalidArgument naming the field.
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::vector<std::string>& overrides);
-// One override "train.lr=5e-4" (or "model.default_layer.mamba2.d_state=32", "eval.lengths=[50,100]").
+// One override "train.lr=5e-4" (or "model.default_layer.mamba2.d_state=32", "eval.lengths=[50,100]",
+// "variants[custom].init[0].named.params[c]=4": a map entry by its key, added when absent).
 absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment);
 // Checks every field against its range; resolves model specs in place.
 absl::Status ValidateExperiment(Experiment* experiment);

@@ -75,10 +75,13 @@ const std::map<std::string, std::string>& Prefixes() {
       {"mimetic.experiments.InitTransform", "variants[1].init[0]."},
       {"mimetic.experiments.MimeticInit", "variants[1].init[0].mimetic."},
       {"mimetic.experiments.GammaInit", "variants[1].init[0].gamma."},
+      {"mimetic.experiments.NamedInit", "variants[1].init[0].named."},
       {"mimetic.experiments.TaskSpec", "task."},
       {"mimetic.experiments.CopyTask", "task.copy."},
       {"mimetic.experiments.MqarTask", "task.mqar."},
       {"mimetic.experiments.MqarCopyTask", "task.mqar_copy."},
+      {"mimetic.experiments.CompositeTask", "task.composite."},
+      {"mimetic.experiments.InverseSequenceTask", "task.inverse_sequence."},
       {"mimetic.experiments.TrainSpec", "train."},
       {"mimetic.experiments.EvalSpec", "eval."},
       {"mimetic.experiments.Sweep", "sweep."},
@@ -153,6 +156,7 @@ std::vector<Case> AllCases() {
     if (it == Prefixes().end()) return;
     for (int i = 0; i < d->field_count(); ++i) {
       const FieldDescriptor* f = d->field(i);
+      if (f->is_map()) continue;  // string -> string parameters (NamedInit.params): no path to --set
       if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
         walk(f->message_type());
         continue;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace mimetic::experiments {
@@ -30,6 +31,12 @@ constexpr char kBase[] = R"pb(
   eval { lengths: [ 6, 12 ] }
   seeds: [ 1 ]
 )pb";
+
+TaskSpec ParseTaskSpec(const std::string& text) {
+  TaskSpec t;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &t)) << text;
+  return t;
+}
 
 absl::Status Check(const std::vector<std::string>& overrides) {
   Experiment e = ParseExperiment(kBase).value();
@@ -65,6 +72,39 @@ TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
   EXPECT_EQ(e.model().default_layer().mamba2().d_state(), 4);
   EXPECT_EQ(e.name(), "other");
   EXPECT_TRUE(ValidateExperiment(&e).ok());
+}
+
+TEST(ConfigTest, AZeroVocabSizeIsTheTasksTokenCount) {
+  Experiment e = ParseExperiment(kBase).value();
+  ASSERT_TRUE(ApplyOverride("model.vocab_size=0", &e).ok());
+  ASSERT_TRUE(ApplyOverride("task.copy.vocab=100", &e).ok());
+  ASSERT_TRUE(ValidateExperiment(&e).ok());
+  EXPECT_EQ(e.model().vocab_size(), 104);  // 100 content tokens + BOS, SEP, EOS, PAD
+  // A set vocab_size is kept, and one too small for the task is still refused.
+  EXPECT_THAT(Check({"model.vocab_size=50", "task.copy.vocab=100"}).message(), HasSubstr("model.vocab_size"));
+}
+
+TEST(ConfigTest, TheGammaPapersTasksAreConfigs) {
+  // Composite function: train split, evaluated on the held-out pair 43 of the test split.
+  EXPECT_TRUE(Check({"model.vocab_size=0", "task={ composite { } }", "eval.lengths=[8]",
+                     "eval.task={ composite { split: \"test\" only_unseen_pair: true } }"})
+                  .ok());
+  absl::StatusOr<std::unique_ptr<data::Task>> c = MakeTask(ParseTaskSpec("composite { split: \"test\" }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->model_vocab(), 111);  // labels up to 110 (composite.h)
+  absl::StatusOr<std::unique_ptr<data::Task>> inv =
+      MakeTask(ParseTaskSpec("inverse_sequence { n_layers: 3 split: \"ood\" }"));
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ((*inv)->seq_len(), 23 + 3 * 3);
+  // Words outside their lists name the field and the words.
+  EXPECT_THAT(MakeTask(ParseTaskSpec("composite { split: \"dev\" }")).status().message(),
+              HasSubstr("task.composite.split = \"dev\"; expected one of \"test\", \"train\""));
+  EXPECT_THAT(MakeTask(ParseTaskSpec("inverse_sequence { split: \"x\" }")).status().message(),
+              HasSubstr("\"ood\""));
+  EXPECT_THAT(
+      Check({"model.vocab_size=0", "task={ composite { } }", "eval.task={ composite { seq_len: 2 } }"})
+          .message(),
+      HasSubstr("eval.task"));
 }
 
 TEST(ConfigTest, MimeticConstantsAreNotRoundedToFloat) {

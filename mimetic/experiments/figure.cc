@@ -15,6 +15,11 @@ FigureDef MakeFig2();
 FigureDef MakeFig3();
 FigureDef MakeFig4();
 FigureDef MakeFig5();
+FigureDef MakeFig6();
+FigureDef MakeFig7();
+FigureDef MakeFig8();
+FigureDef MakeFig9();
+FigureDef MakeGammaFigure();
 
 namespace {
 
@@ -32,7 +37,8 @@ std::string SetupLine(const Experiment& e) {
 
 const std::vector<FigureDef>& Figures() {
   static const std::vector<FigureDef>* figures =
-      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5()};
+      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(),
+                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure()};
   return *figures;
 }
 
@@ -60,7 +66,8 @@ absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string
 }
 
 absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
-                                       const Experiment& experiment, const RunOptions& options) {
+                                       const Experiment& experiment, const RunOptions& options,
+                                       std::optional<SlurmSubmission>* submitted) {
   FigureRun run;
   run.preset = preset;
   run.experiment = experiment;
@@ -70,6 +77,13 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   out.id = def.id;
   out.title = def.title;
   out.preset = preset;
+  if (run.summary.submitted.has_value()) {
+    // Handed to Slurm: nothing to draw or judge until the points finish (then --aggregate).
+    const std::string& job = run.summary.submitted->job_id;
+    out.status = job.empty() ? "not submitted" : absl::StrCat("submitted as Slurm job ", job);
+    if (submitted != nullptr) *submitted = run.summary.submitted;
+    return out;
+  }
   out.summary_csv_path = (dir / "summary.csv").string();
   out.claims_md_path = (dir / "claims.md").string();
   // Wall time of every process that trained a point (their own clocks), plus this one's drawing.

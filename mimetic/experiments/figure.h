@@ -12,6 +12,7 @@
 #define MIMETIC_EXPERIMENTS_FIGURE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,11 @@ absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string
 // Runs the figure's sweep (resuming finished and unfinished points), then writes figure.png and
 // claims.md into the run directory; returns the entry for the paper's report. A figure or claim
 // that cannot be drawn or computed is reported (status, a claim "not tested" saying why), not fatal.
+// With options.launcher kSlurm the sweep is submitted instead, nothing is drawn, and the submission is
+// stored in `submitted` (when given); RunFigure with options.aggregate_only draws it once finished.
 absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
-                                       const Experiment& experiment, const RunOptions& options);
+                                       const Experiment& experiment, const RunOptions& options,
+                                       std::optional<SlurmSubmission>* submitted = nullptr);
 
 }  // namespace mimetic::experiments
 

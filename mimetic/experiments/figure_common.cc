@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -157,6 +159,14 @@ Stat FinalStat(const Group& group, int length, bool token) {
   const auto& m = token ? group.token : group.exact;
   auto it = m.find(length);
   return it == m.end() ? Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0} : it->second;
+}
+
+std::pair<std::string, int> TaskAndLength(const std::string& value_name) {
+  size_t i = 0;
+  while (i < value_name.size() && absl::ascii_isalpha(value_name[i])) ++i;
+  int l = 0;
+  if (i == 0 || !absl::SimpleAtoi(value_name.substr(i), &l)) return {"", 0};
+  return {value_name.substr(0, i), l};
 }
 
 std::string Describe(const std::string& label, const Stat& s) {

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -45,12 +46,17 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
 
 // How sharply a layer looks back at the token it must copy (forward copy, `$ s | s .`): the fraction
 // of paste positions p (paste_start <= p < paste_start + length; at p the model predicts the source
-// token at p - length) whose largest (most positive) map entry lies within 2 tokens of p - length. 1 = every paste
-// position attends to its source; a layer that only sees the recent past scores ~0.
+// token at p - length) whose largest (most positive) map entry lies within 2 tokens of p - length. 1 = every
+// paste position attends to its source; a layer that only sees the recent past scores ~0.
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length);
 
 // Pearson correlation of two maps over their lower triangles (NaN when either is constant).
 double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b);
+
+// A task axis value name "<task><L>" split into the task and its training length: "copy64" -> {"copy",
+// 64}, "mqar128" -> {"mqar", 128}; {"", 0} when the name has no such form (Figs. 8 and 9 name their
+// task values so).
+std::pair<std::string, int> TaskAndLength(const std::string& value_name);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);

@@ -2,10 +2,12 @@
 //   tools/bazel run //mimetic/experiments:fig1 [-- --preset=cpu|paper|smoke --jobs=2 --set field=value]
 //   tools/bazel run //mimetic/experiments:paper     (every figure, then runs/paper/report.md and .html)
 // Each figure runs its preset's sweep (resumable), then writes runs/<name>/figure.png, claims.md,
-// summary.csv and per-point logs. `--help` lists the flags.
+// summary.csv and per-point logs; with --launcher=slurm it submits the sweep as a job array instead,
+// and --aggregate draws it once the elements have finished. `--help` lists the flags.
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,7 +89,8 @@ int Main(const std::vector<std::string>& overrides) {
   int failures = 0;
   for (size_t i = 0; i < defs.size(); ++i) {
     std::cerr << "== " << defs[i]->title << " (preset " << preset << ") ==\n";
-    absl::StatusOr<ReportFigure> r = RunFigure(*defs[i], preset, experiments[i], *options);
+    std::optional<SlurmSubmission> submitted;
+    absl::StatusOr<ReportFigure> r = RunFigure(*defs[i], preset, experiments[i], *options, &submitted);
     if (const int signo = StopSignalOf(r.status()); signo != 0) {
       std::cerr << defs[i]->id << ": " << r.status().message() << "\n";
       return 128 + signo;
@@ -104,11 +107,17 @@ int Main(const std::vector<std::string>& overrides) {
       report.push_back(missing);
       continue;
     }
+    if (submitted.has_value()) {
+      std::cout << SubmissionMessage(*submitted, experiments[i].name(), options->slurm.dry_run);
+      continue;
+    }
     std::cout << defs[i]->title << ": " << VerdictCountsLine(r->claims) << "\n  " << r->claims_md_path
               << "\n  " << (r->png_path.empty() ? "(no figure: " + r->status + ")" : r->png_path) << "\n";
     report.push_back(*r);
   }
-  if (which == "all") {
+  if (which == "all" && options->launcher == RunOptions::Launcher::kSlurm && !options->aggregate_only) {
+    std::cout << "report: once the jobs have finished, the same command with --aggregate writes it\n";
+  } else if (which == "all") {
     const std::string dir =
         (fs::path(experiments[0].output_dir()) / (preset == "cpu" ? "paper" : "paper_" + preset)).string();
     absl::Status s = WriteReport(dir, absl::StrCat("mimetic: reproducing the paper (preset ", preset, ")"),
@@ -126,7 +135,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
   absl::SetProgramUsageMessage(
       "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"
-      "usage: figure --figure=fig1 [--preset=cpu|paper|smoke] [--jobs=N] [--set field=value ...]");
+      "usage: figure --figure=fig1 [--preset=cpu|paper|smoke] [--jobs=N | --launcher=slurm ...] "
+      "[--aggregate] [--set field=value ...]");
   absl::ParseCommandLine(argc, argv);
   if (mimetic::experiments::IsPointMode()) return mimetic::experiments::RunPointMode();
   return mimetic::experiments::Main(overrides);

@@ -187,6 +187,11 @@ std::string CurveScript(const CurvePanel& panel, const std::string& data_name, s
       std::vector<std::string> tics;
       for (double x : xs) tics.push_back(absl::StrFormat("%g", x));
       absl::StrAppend(script, "set xtics (", absl::StrJoin(tics, ", "), ")\n");
+      // A tic exactly at an end of a log axis may be dropped by rounding: pad the range by 5%.
+      if (xs.size() > 1) {
+        absl::StrAppend(script, "set xrange [", GpNumber(*xs.begin() / 1.05), ":",
+                        GpNumber(*xs.rbegin() * 1.05), "]\n");
+      }
     }
   }
   if (panel.y_min || panel.y_max) {

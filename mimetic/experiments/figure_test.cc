@@ -46,6 +46,24 @@ TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   EXPECT_THAT(Read(fs::path(out) / "paper_smoke/report.md"), HasSubstr("fig3"));
 }
 
+// --launcher=slurm --dry_run through the :paper binary: one job-array script per figure, printed;
+// nothing written or submitted (sbatch need not exist).
+TEST(FigureTest, SlurmDryRunOfEveryFigurePrintsOneScriptEachAndWritesNothing) {
+  const std::string out = ::testing::TempDir() + "/slurm_dry";
+  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke " +
+                          "--launcher=slurm --dry_run --slurm_partition=gpu --output_dir=" + out + " > " + out +
+                          ".log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
+  const std::string log = Read(out + ".log");
+  for (const FigureDef& f : Figures()) {
+    EXPECT_THAT(log, HasSubstr("#SBATCH --job-name=mimetic-" + f.id + "_smoke\n")) << log;
+  }
+  EXPECT_THAT(log, HasSubstr("--point_of=\"$run_dir/sweep.textproto\""));
+  EXPECT_THAT(log, HasSubstr("#SBATCH --array=0-3\n"));  // fig1: 2 variants x 2 seeds
+  EXPECT_THAT(log, HasSubstr("report: once the jobs have finished"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "laptop", {}).status().message(),
               HasSubstr("--preset=laptop does not exist; presets are: cpu, paper, smoke"));
@@ -77,6 +95,9 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
       {"fig3", 24, 1024, 5000, 10, 50, {50, 100, 300}, "mamba2", 0},  // the arch axis sets both
       {"fig4", 8, 512, 5000, 5, 50, {50, 100}, "mamba2", 128},
       {"fig5", 8, 512, 5000, 5, 50, {50, 100, 200}, "mamba2", 32},
+      {"fig6", 2, 1024, 5000, 5, 50, {50, 100, 200}, "mamba2", 0},         // the arch axis sets the mixer
+      {"fig8", 2, 1024, 5000, 5, 50, {50, 100, 256, 512}, "mamba2", 128},  // the axes set width and depth
+      {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},    // the N axis sets the state
   };
   for (const PaperSettings& p : table) {
     SCOPED_TRACE(p.figure);
@@ -101,6 +122,42 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
     }
     EXPECT_TRUE(lr);
   }
+  // Fig. 6: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, V up to 512, L = 50 and 100.
+  Experiment fig6 = LoadPreset(Root(), "fig6", "paper", {}).value();
+  std::vector<GridPoint> grid6 = ExpandGrid(fig6).value();
+  EXPECT_EQ(grid6.size(), 2u * 2 * 5 * 2 * 3 * 5);
+  Experiment p6 = PointExperiment(fig6, grid6[0]).value();
+  EXPECT_EQ(p6.model().layers(0).mamba1().d_state(), 32);
+  EXPECT_EQ(p6.model().vocab_size(), 26 + 4);  // sized to the task
+  // Fig. 9: the 1024-dim 2-layer Mamba 2, copy and MQAR at training lengths past the paper's limits.
+  Experiment fig9 = LoadPreset(Root(), "fig9", "paper", {}).value();
+  EXPECT_EQ(fig9.model().d_model(), 1024);
+  EXPECT_EQ(fig9.model().n_layer(), 2);
+  EXPECT_EQ(fig9.model().default_layer().mamba2().headdim(), 64);
+  EXPECT_THAT(fig9.sweep().axes(0).value_names(),
+              ::testing::ElementsAre("copy500", "copy1000", "copy2000", "copy4000", "mqar500", "mqar1000",
+                                     "mqar2000", "mqar4000"));
+  // γ-init ("Achilles' heel of Mamba" App. C.1, D): Mamba 2 of width 32, state 128, expand 2, one head,
+  // depth 2..6, AdamW weight decay 0.01, lr 2.5e-4 cosine to 1e-5, batch 2048, 200 epochs of 300 000.
+  Experiment gamma = LoadPreset(Root(), "gamma", "paper", {}).value();
+  EXPECT_EQ(gamma.model().d_model(), 32);
+  EXPECT_EQ(gamma.model().default_layer().mamba2().d_state(), 128);
+  EXPECT_EQ(gamma.model().default_layer().mamba2().headdim(), 64);  // d_inner 64: one head
+  EXPECT_EQ(gamma.model().default_layer().mamba2().expand(), 2);
+  EXPECT_EQ(gamma.train().batch_size(), 2048);
+  EXPECT_EQ(gamma.train().steps(), (200 * 300000 + 2047) / 2048);  // rounded up
+  EXPECT_EQ(gamma.train().weight_decay(), 0.01);
+  EXPECT_EQ(gamma.train().lr(), 2.5e-4);
+  EXPECT_EQ(gamma.train().schedule(), "cosine");
+  EXPECT_DOUBLE_EQ(gamma.train().lr() * gamma.train().final_lr_fraction(), 1e-5);
+  EXPECT_EQ(gamma.seeds_size(), 3);
+  EXPECT_THAT(gamma.sweep().axes(1).values(), ::testing::ElementsAre("2", "3", "4", "5", "6"));
+  EXPECT_EQ(gamma.task().composite().seq_len(), 8);
+  EXPECT_TRUE(gamma.eval().task().composite().only_unseen_pair());
+  // Fig. 7: Mamba 2 with head dim 64 and N from 16 (<= 32, as the paper says) up to 512.
+  Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
+  EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
+  EXPECT_THAT(fig7.sweep().axes(0).values(), ::testing::ElementsAre("16", "32", "64", "128", "256", "512"));
   // Fig. 3: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, c = 8, b = 0.54, 16 combinations.
   Experiment fig3 = LoadPreset(Root(), "fig3", "paper", {}).value();
   std::vector<GridPoint> grid = ExpandGrid(fig3).value();

@@ -201,6 +201,9 @@ class PointTrainer {
     data_key_ = core::FoldIn(key, "data");
     eval_key_ = core::FoldIn(key, "eval");
     ASSIGN_OR_RETURN(task_, MakeTask(e_.task()));
+    if (e_.eval().has_task()) {
+      ASSIGN_OR_RETURN(eval_task_, MakeTask(e_.eval().task()));
+    }
     ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
     ASSIGN_OR_RETURN(model_, init::MakeModel(VariantModel(e_, v), transform, core::FoldIn(key, "init")));
     ASSIGN_OR_RETURN(device_, ResolveDevice(e_));
@@ -311,10 +314,10 @@ class PointTrainer {
     bool all_done = true;
     std::string line;
     for (int len : e_.eval().lengths()) {
-      ASSIGN_OR_RETURN(
-          train::EvalResult r,
-          evaluator_->AtLength(state_.params, *task_, core::FoldIn(eval_key_, static_cast<uint32_t>(len)),
-                               len, e_.eval().batch_size(), num_batches));
+      ASSIGN_OR_RETURN(train::EvalResult r,
+                       evaluator_->AtLength(state_.params, eval_task_ ? *eval_task_ : *task_,
+                                            core::FoldIn(eval_key_, static_cast<uint32_t>(len)), len,
+                                            e_.eval().batch_size(), num_batches));
       scalars[absl::StrCat("eval/exact@", len)] = r.exact_accuracy;
       scalars[absl::StrCat("eval/token@", len)] = r.token_accuracy;
       absl::StrAppend(&line, absl::StrFormat(" exact@%d=%.3f token@%d=%.3f", len, r.exact_accuracy, len,
@@ -449,6 +452,8 @@ class PointTrainer {
   const std::string run_;   // in the metric log
   core::Key data_key_ = core::Key::FromSeed(0), eval_key_ = core::Key::FromSeed(0);
   std::unique_ptr<data::Task> task_;
+  std::unique_ptr<data::Task>
+      eval_task_;  // eval.task when set (a held-out split), else evaluation uses task_
   init::Model model_;
   core::Device device_ = core::Device::kCpu;
   train::TrainState state_;

@@ -10,6 +10,8 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/status.h"
 #include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 
@@ -25,6 +27,25 @@ ABSL_FLAG(int64_t, step_budget, 0,
 ABSL_FLAG(double, max_memory_gb, 0,
           "refuse a sweep whose grid points need more memory than this many GiB (0: what the machine has "
           "available)");
+ABSL_FLAG(std::string, launcher, "local",
+          "where grid points run: local (this machine; see --jobs) or slurm (one Slurm job array, submitted "
+          "with sbatch; returns at once, collect with --aggregate)");
+ABSL_FLAG(bool, dry_run, false, "with --launcher=slurm: print the batch script; submit and write nothing");
+ABSL_FLAG(std::string, slurm_partition, "", "with --launcher=slurm: #SBATCH --partition");
+ABSL_FLAG(std::string, slurm_account, "", "with --launcher=slurm: #SBATCH --account");
+ABSL_FLAG(std::string, slurm_time, "",
+          "with --launcher=slurm: #SBATCH --time per element (e.g. 90, 2:00:00, 1-00:00:00)");
+ABSL_FLAG(int, slurm_cpus_per_task, 0,
+          "with --launcher=slurm: #SBATCH --cpus-per-task; each element runs that many threads (0: one)");
+ABSL_FLAG(int, slurm_gpus, -1,
+          "with --launcher=slurm: #SBATCH --gres=gpu:N per element (-1: 1 when device is cuda, else none)");
+ABSL_FLAG(std::string, slurm_mem, "",
+          "with --launcher=slurm: #SBATCH --mem per element (e.g. 16G); grid points are checked against it");
+ABSL_FLAG(std::string, slurm_extra, "",
+          "with --launcher=slurm: more sbatch options, ';'-separated, one #SBATCH line each (e.g. "
+          "\"--qos=long;--constraint=a100\")");
+ABSL_FLAG(int, slurm_throttle, 0,
+          "with --launcher=slurm: at most this many array elements at once (--array=...%K; 0: no limit)");
 ABSL_FLAG(std::string, point_of, "",
           "internal: run one grid point of the sweep saved at this path (a run directory's sweep.textproto)");
 ABSL_FLAG(int, point, -1, "internal: with --point_of, the grid point's index");
@@ -51,6 +72,39 @@ std::vector<std::string> ExtractSetFlags(int* argc, char** argv) {
   return sets;
 }
 
+namespace {
+
+absl::Status LauncherFromFlags(RunOptions* o) {
+  const std::string launcher = absl::GetFlag(FLAGS_launcher);
+  if (launcher == "slurm") {
+    o->launcher = RunOptions::Launcher::kSlurm;
+  } else if (launcher != "local") {
+    return absl::InvalidArgumentError(absl::StrCat("--launcher=", launcher, "; expected local or slurm"));
+  }
+  if (o->launcher == RunOptions::Launcher::kSlurm && o->jobs > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs=", o->jobs,
+                     " runs points side by side on this machine; with --launcher=slurm the cluster "
+                     "runs them (limit how many at once with --slurm_throttle)"));
+  }
+  SlurmOptions& s = o->slurm;
+  s.dry_run = absl::GetFlag(FLAGS_dry_run);
+  if (s.dry_run && o->launcher != RunOptions::Launcher::kSlurm) {
+    return absl::InvalidArgumentError("--dry_run previews a Slurm submission; it needs --launcher=slurm");
+  }
+  s.partition = absl::GetFlag(FLAGS_slurm_partition);
+  s.account = absl::GetFlag(FLAGS_slurm_account);
+  s.time = absl::GetFlag(FLAGS_slurm_time);
+  s.cpus_per_task = absl::GetFlag(FLAGS_slurm_cpus_per_task);
+  s.gpus = absl::GetFlag(FLAGS_slurm_gpus);
+  s.mem = absl::GetFlag(FLAGS_slurm_mem);
+  s.extra = absl::StrSplit(absl::GetFlag(FLAGS_slurm_extra), ';', absl::SkipWhitespace());
+  s.throttle = absl::GetFlag(FLAGS_slurm_throttle);
+  return ValidateSlurmOptions(s);
+}
+
+}  // namespace
+
 absl::StatusOr<RunOptions> OptionsFromFlags() {
   RunOptions o;
   o.jobs = absl::GetFlag(FLAGS_jobs);
@@ -68,6 +122,7 @@ absl::StatusOr<RunOptions> OptionsFromFlags() {
   if (o.step_budget < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--step_budget=", o.step_budget, "; expected >= 0"));
   }
+  RETURN_IF_ERROR(LauncherFromFlags(&o));
   return o;
 }
 
@@ -119,6 +174,10 @@ int RunAndReport(Experiment e) {
     std::cerr << "error: " << s.status().message() << "\n(earlier checkpoints, results and logs are kept in "
               << e.output_dir() << "/" << e.name() << "; running the same command again resumes)\n";
     return 1;
+  }
+  if (s->submitted.has_value()) {
+    std::cout << SubmissionMessage(*s->submitted, e.name(), o->slurm.dry_run);
+    return 0;
   }
   std::cout << "\n"
             << e.name() << ": final accuracy (mean ± standard error over seeds)\n\n"

@@ -1,5 +1,6 @@
 // The command-line flags shared by the runner (run_main.cc) and the figure targets (figure_main.cc),
-// and what they do: how many jobs, threads, whether to only aggregate, and the internal point mode
+// and what they do: how many jobs, threads, whether to only aggregate, the launcher (local, or Slurm
+// with its --slurm_* options; slurm_launcher.h), and the internal point mode
 // in which a child process (or a cluster job) runs one grid point of a saved sweep.
 #ifndef MIMETIC_EXPERIMENTS_RUN_FLAGS_H_
 #define MIMETIC_EXPERIMENTS_RUN_FLAGS_H_
@@ -25,8 +26,8 @@ namespace mimetic::experiments {
 // Removes every "--set X" / "--set=X" from argv (updating argc) and returns the X's in order.
 std::vector<std::string> ExtractSetFlags(int* argc, char** argv);
 
-// The RunOptions the flags ask for (checked: --jobs >= 1, --threads >= 0), with `threads` applied to
-// this process (SetThreadCount) when given.
+// The RunOptions the flags ask for (checked: --jobs >= 1, --threads >= 0, a known --launcher and valid
+// --slurm_* values), with `threads` applied to this process (SetThreadCount) when given.
 absl::StatusOr<RunOptions> OptionsFromFlags();
 
 // Whether --point_of was given (then RunPointMode is the whole job of the process).

@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
   absl::SetProgramUsageMessage(
       "trains and evaluates an experiment config (every variant, sweep point and seed).\n"
-      "usage: run CONFIG.textproto [--set field.path=value ...] [--jobs=N] [--aggregate]\n"
+      "usage: run CONFIG.textproto [--set field.path=value ...] [--jobs=N | --launcher=slurm ...] "
+      "[--aggregate]\n"
       "  e.g. --set train.steps=2000 --set seeds=[1,2,3] --set eval.lengths=[25,50]\n"
       "  --set may repeat; paths index repeated messages by position or name: --set "
       "variants[mimetic].init[0].mimetic.c=4");

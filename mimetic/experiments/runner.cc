@@ -36,6 +36,52 @@ absl::Status MakeRunDirectory(const fs::path& run_dir) {
   return absl::OkStatus();
 }
 
+// The binary that runs one grid point (--point_of/--point): a child process or a Slurm array element.
+std::string SelfBinary(const RunOptions& options) {
+  return options.self.empty() ? fs::read_symlink("/proc/self/exe").string() : options.self;
+}
+
+// The flags every point process gets besides its point and thread count.
+std::vector<std::string> PointFlags(const RunOptions& options) {
+  std::vector<std::string> flags;
+  if (!options.plots) flags.push_back("--noplots");
+  if (options.step_budget > 0) flags.push_back(absl::StrCat("--step_budget=", options.step_budget));
+  return flags;
+}
+
+absl::Status WriteSweepConfig(const Experiment& e, const fs::path& run_dir) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(e, &text);
+  return WriteTextFile((run_dir / "sweep.textproto").string(), text);
+}
+
+// Hands the unfinished points to Slurm as one job array and returns without waiting.
+absl::Status SubmitToSlurm(const Experiment& e, const fs::path& run_dir, const RunOptions& options,
+                           ExperimentSummary* summary, std::ostream& progress) {
+  // The cluster's nodes are not this machine: a point is checked against the memory each element asks
+  // for (--slurm_mem, or --max_memory_gb), when given.
+  int64_t limit = options.max_memory_bytes;
+  if (limit == 0 && !options.slurm.mem.empty()) {
+    ASSIGN_OR_RETURN(limit, SlurmMemoryBytes(options.slurm.mem));
+  }
+  if (limit > 0) {
+    absl::Status fits = CheckMemory(e, summary->grid, limit, 1);
+    if (!fits.ok() && options.max_memory_bytes == 0) {
+      return absl::Status(fits.code(),
+                          absl::StrCat("--slurm_mem=", options.slurm.mem, " per element: ", fits.message()));
+    }
+    RETURN_IF_ERROR(fits);
+  }
+  if (!options.slurm.dry_run) {
+    RETURN_IF_ERROR(CheckSlurmReady(options.slurm));  // before the run directory is made
+    RETURN_IF_ERROR(MakeRunDirectory(run_dir));
+    RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
+  }
+  ASSIGN_OR_RETURN(summary->submitted, SubmitSweep(e, summary->grid, run_dir.string(), SelfBinary(options),
+                                                   PointFlags(options), options.slurm, progress));
+  return absl::OkStatus();
+}
+
 // Every point in this process, one after another.
 absl::Status RunInProcess(const Experiment& e, const std::vector<GridPoint>& grid, const fs::path& run_dir,
                           const RunOptions& options, std::vector<RunResult>* runs) {
@@ -56,7 +102,7 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
                            const RunOptions& options, std::ostream& progress) {
   const int cores = options.cores > 0 ? options.cores : AvailableCores();
   const int threads = std::max(1, cores / options.jobs);
-  const std::string self = options.self.empty() ? fs::read_symlink("/proc/self/exe").string() : options.self;
+  const std::string self = SelfBinary(options);
   std::vector<ChildJob> jobs;
   std::vector<const GridPoint*> pending;
   for (const GridPoint& p : grid) {
@@ -66,8 +112,7 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
     ChildJob job;
     job.argv = {self, absl::StrCat("--point_of=", (run_dir / "sweep.textproto").string()),
                 absl::StrCat("--point=", p.index), absl::StrCat("--threads=", threads)};
-    if (!options.plots) job.argv.push_back("--noplots");
-    if (options.step_budget > 0) job.argv.push_back(absl::StrCat("--step_budget=", options.step_budget));
+    for (const std::string& flag : PointFlags(options)) job.argv.push_back(flag);
     job.env = {absl::StrCat("OMP_NUM_THREADS=", threads), absl::StrCat("OPENBLAS_NUM_THREADS=", threads),
                "OMP_WAIT_POLICY=passive"};
     job.log_path = (run_dir / p.dir / "progress.log").string();
@@ -153,15 +198,17 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   summary.runs.resize(summary.grid.size());
   core::DirLock lock;
   for (const GridPoint& p : summary.grid) summary.runs[p.index].point = p;
+  if (options.launcher == RunOptions::Launcher::kSlurm && !options.aggregate_only) {
+    RETURN_IF_ERROR(SubmitToSlurm(e, run_dir, options, &summary, progress));
+    return summary;
+  }
   if (!options.aggregate_only) {
     RETURN_IF_ERROR(CheckMemory(e, summary.grid, options.max_memory_bytes, options.jobs));
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
     // One writer per run directory (its points are locked by whoever runs them: this process, or the
     // child processes of --jobs, which do not inherit this lock).
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(e, &text);
-    RETURN_IF_ERROR(WriteTextFile((run_dir / "sweep.textproto").string(), text));
+    RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
     if (options.jobs == 1) {
       RETURN_IF_ERROR(RunInProcess(e, summary.grid, run_dir, options, &summary.runs));
     } else {
@@ -170,9 +217,13 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
       RETURN_IF_ERROR(CheckDevice(first));
       RETURN_IF_ERROR(RunInChildren(summary.grid, run_dir, options, progress));
     }
-  } else if (!fs::is_directory(run_dir)) {
+  } else if (!fs::is_regular_file(run_dir / "sweep.textproto")) {
+    // Every run and every submission writes sweep.textproto first: without it nothing was started here.
     return absl::NotFoundError(
-        absl::StrCat("--aggregate: '", run_dir.string(), "' holds no run of this experiment"));
+        absl::StrCat("--aggregate: '", run_dir.string(),
+                     "' holds no sweep (no sweep.textproto): nothing of experiment '", e.name(),
+                     "' was run or submitted there; run it without "
+                     "--aggregate first, or check output_dir and the experiment's name"));
   } else {
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
   }

@@ -15,9 +15,11 @@
 //   runs.csv                 every finished point's final numbers
 //   plots/accuracy_len<L>.png  exact accuracy against step, one line per point
 //   .lock                    the pid of the process running the sweep (one at a time; core/dir_lock.h)
+//   slurm.sbatch, slurm/     with --launcher=slurm: the batch script and its logs (slurm_launcher.h)
 #ifndef MIMETIC_EXPERIMENTS_RUNNER_H_
 #define MIMETIC_EXPERIMENTS_RUNNER_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@
 #include "mimetic/experiments/aggregate.h"
 #include "mimetic/experiments/experiment.pb.h"
 #include "mimetic/experiments/point_run.h"
+#include "mimetic/experiments/slurm_launcher.h"
 
 namespace mimetic::experiments {
 
@@ -45,6 +48,11 @@ struct RunOptions {
   // Refuse a sweep whose points need more memory than this (0: what the machine has available; see
   // memory_estimate.h), before anything runs.
   int64_t max_memory_bytes = 0;
+  // Where the points run: here (in process, or in children with `jobs` > 1), or as a Slurm job array
+  // (slurm_launcher.h; RunExperiment returns once it is submitted, and `aggregate_only` later collects).
+  enum class Launcher { kLocal, kSlurm };
+  Launcher launcher = Launcher::kLocal;
+  SlurmOptions slurm;
 };
 
 struct ExperimentSummary {
@@ -53,6 +61,9 @@ struct ExperimentSummary {
   std::vector<RunResult> runs;  // one per grid point, in grid order (finished or not)
   Aggregate aggregate;
   std::string table;  // summary.md
+  // Set when the points were handed to Slurm instead (or, for a dry run, would have been): then
+  // nothing ran or was summarised here (`runs` are the grid's points, unread; `table` is empty).
+  std::optional<SlurmSubmission> submitted;
 };
 
 absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& experiment, const RunOptions& options);

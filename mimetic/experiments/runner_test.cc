@@ -219,7 +219,13 @@ TEST(RunnerTest, AggregateOverADirectoryWithoutARunIsAClearError) {
   RunOptions agg = Quiet(&sink);
   agg.aggregate_only = true;
   EXPECT_THAT(RunExperiment(Small(::testing::TempDir() + "/nothing_here", 4), agg).status().message(),
-              HasSubstr("holds no run"));
+              HasSubstr("holds no sweep"));
+  // A directory that exists but where nothing was run or submitted holds no sweep either.
+  const std::string empty = ::testing::TempDir() + "/empty_run";
+  fs::create_directories(fs::path(empty) / "small");
+  absl::Status s = RunExperiment(Small(empty, 4), agg).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("holds no sweep (no sweep.textproto)"));
 }
 
 TEST(RunnerTest, JobsRunPointsInChildProcessesWithTheSameResultsAsOneThreadInProcess) {

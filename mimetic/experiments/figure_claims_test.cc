@@ -1,0 +1,179 @@
+// Claims of the sweep figures on synthetic results over the real grid of their smoke presets: Fig. 3's
+// factorial effects (and its fallback to the training length when nothing generalises to 2x), Fig. 7's
+// state-size comparisons.
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "gtest/gtest.h"
+#include "mimetic/experiments/aggregate.h"
+#include "mimetic/experiments/figure.h"
+#include "mimetic/experiments/figure_common.h"
+#include "mimetic/experiments/sweep.h"
+
+namespace mimetic::experiments {
+namespace {
+
+std::string Root() { return std::string(std::getenv("TEST_SRCDIR")) + "/mimetic"; }
+
+// exact(point, length) gives each run's final exact accuracy; every grid point of the smoke preset
+// (2 archs x 16 combinations x its seeds) gets one.
+using ExactFn = std::function<double(const GridPoint&, int)>;
+
+std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn& exact) {
+  FigureRun run;
+  run.preset = "smoke";
+  run.experiment = LoadPreset(Root(), figure, "smoke", {}).value();
+  const std::vector<GridPoint> grid = ExpandGrid(run.experiment).value();
+  for (const GridPoint& p : grid) {
+    RunResult r;
+    r.point = p;
+    r.finished = true;
+    for (int len : run.experiment.eval().lengths()) {
+      LengthAccuracy* a = r.result.add_final();
+      a->set_length(len);
+      a->set_exact(exact(p, len));
+      a->set_token(exact(p, len));
+    }
+    run.summary.runs.push_back(r);
+  }
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  std::map<std::string, Verdict> out;
+  const std::vector<Claim> claims = FindFigure(figure).value()->claims(run).value();
+  for (const Claim& c : claims) out[c.id] = c.verdict;
+  return out;
+}
+
+std::string AxisOf(const GridPoint& p, const std::string& axis) {
+  for (const AxisValue& a : p.axes) {
+    if (a.axis == axis) return a.value;
+  }
+  ADD_FAILURE() << "no axis " << axis << " in " << p.dir;
+  return "";
+}
+bool On(const GridPoint& p, const std::string& axis) { return AxisOf(p, axis) == "1"; }
+
+TEST(FigureClaimsTest, Fig3OnlyAHelpingMamba1AtTwiceTheLengthReproducesTheMamba1Claims) {
+  const auto v =
+      Verdicts("fig3", [](const GridPoint& p, int len) { return len <= 8 && On(p, "A") ? 0.9 : 0.0; });
+  EXPECT_EQ(v.count("fig3.all"), 0u);
+  EXPECT_EQ(v.at("fig3.m1_only_a"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig3.m1_delta_none"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig3.m1_conv_harmful"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig3.m2_bc_alone"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.count("fig3.train_len.m1_only_a"), 0u);
+}
+
+TEST(FigureClaimsTest, Fig3NothingAtTwiceTheLengthIsNotTestedAndTheRulesAreReadAtTheTrainingLength) {
+  // Fits the training length only with A and Δ together; 0 at 2x and 6x everywhere.
+  const auto v = Verdicts(
+      "fig3", [](const GridPoint& p, int len) { return len == 4 && On(p, "A") && On(p, "D") ? 0.8 : 0.0; });
+  EXPECT_EQ(v.at("fig3.all"), Verdict::kNotTested);
+  EXPECT_EQ(v.count("fig3.m1_only_a"), 0u);                       // the paper's reading is not judged
+  EXPECT_EQ(v.at("fig3.train_len.m1_only_a"), Verdict::kPartly);  // A helps, but so does Δ
+  EXPECT_EQ(v.at("fig3.train_len.m1_delta_none"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig3.train_len.m2_a"), Verdict::kReproduced);
+  EXPECT_EQ(v.count("fig3.train_len.m2_longest"), 0u);  // compares 2x with 6x: not read at L
+}
+
+// Fig. 6's smoke grid has V = 4, 16 and L = 3, 4 (eval 3, 4, 6, 8). Mamba 1: mimetic copies 2L at the
+// small vocabulary only, the default never; Mamba 2: mimetic everywhere, the default at V = 4 only.
+TEST(FigureClaimsTest, Fig6ClaimsHoldOnTheirPattern) {
+  const auto v = Verdicts("fig6", [](const GridPoint& p, int len) {
+    const bool small_v = AxisOf(p, "V") == "4", m1 = AxisOf(p, "arch") == "mamba1";
+    if (len <= 4) return 1.0;  // everyone fits the training length
+    if (p.variant == "mimetic") return !m1 || small_v ? 1.0 : 0.0;
+    return !m1 && small_v ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig6.m1_mimetic_degrades"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_default_degrades"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_prevents"), Verdict::kReproduced);
+}
+
+TEST(FigureClaimsTest, Fig6DefaultNeverIsNotTestedWhenNothingCopies2L) {
+  const auto v = Verdicts("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
+  EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kNotReproduced);
+}
+
+// Fig. 8's smoke grid: widths 16, 32, depths 1, 2, copy (L 4) and MQAR (T 8). Mimetic fits L
+// everywhere and generalises better when deeper; the default learns nothing.
+TEST(FigureClaimsTest, Fig8ClaimsHoldOnTheirPattern) {
+  const auto v = Verdicts("fig8", [](const GridPoint& p, int len) {
+    if (p.variant == "default") return 0.0;
+    const int l = TaskAndLength(AxisOf(p, "task")).second;
+    if (len == l) return 1.0;
+    return len == 2 * l ? (AxisOf(p, "depth") == "2" ? 0.9 : 0.3) : 0.0;
+  });
+  EXPECT_EQ(v.at("fig8.two_layers_suffice"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.deeper_generalises"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.mqar_deeper"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.mimetic_better"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig8.wide_mamba2_copies"), Verdict::kReproduced);
+  // Nothing learned anywhere: no informative cell.
+  const auto none = Verdicts("fig8", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("fig8.mimetic_better"), Verdict::kNotTested);
+  EXPECT_EQ(none.at("fig8.two_layers_suffice"), Verdict::kNotReproduced);
+}
+
+// Fig. 9's smoke grid: copy and MQAR at L = 8 and 16 (eval 8, 16, 32). The default fits only L = 8,
+// mimetic both; nobody generalises.
+TEST(FigureClaimsTest, Fig9MimeticFittingTwiceTheLengthReproduces) {
+  auto fits = [](const GridPoint& p, int len) {
+    const int l = std::stoi(AxisOf(p, "task").substr(4));  // "copy16" / "mqar16"
+    if (len != l) return 0.0;
+    return p.variant == "mimetic" || l == 8 ? 1.0 : 0.0;
+  };
+  // MQAR is read per query (token accuracy): the synthetic result sets exact and token alike.
+  const auto v = Verdicts("fig9", fits);
+  EXPECT_EQ(v.at("fig9.copy_fits_longer"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig9.mqar_fits_longer"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig9.generalises_better"), Verdict::kNotReproduced);
+  // Both fit every length of the grid: the grid does not reach the default's limit.
+  const auto all = Verdicts("fig9", [](const GridPoint& p, int len) {
+    return len == std::stoi(AxisOf(p, "task").substr(4)) ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(all.at("fig9.copy_fits_longer"), Verdict::kNotTested);
+}
+
+// The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
+TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
+  const auto v = Verdicts("gamma", [](const GridPoint& p, int) {
+    return p.variant == "gamma" && AxisOf(p, "gamma") == "1.0" ? 0.8 : 0.0;
+  });
+  EXPECT_EQ(v.at("gamma.large_gamma_composite"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("gamma.small_gamma_neither"), Verdict::kPartly);  // the symmetric side is not measured
+  const auto none = Verdicts("gamma", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("gamma.large_gamma_composite"), Verdict::kNotReproduced);
+  EXPECT_EQ(none.at("gamma.small_gamma_neither"), Verdict::kNotTested);
+}
+
+// Fig. 7's smoke grid has N = 2, 4, 32 and lengths 4, 8, 12, 16. The default fits the training length
+// only at N = 32 and nothing longer; mimetic copies log2(N) of the lengths: AUC 0.25 at N = 2 equals
+// the default's at N = 32 = 16 x 2, and the copied length grows by 4 per doubling of N.
+TEST(FigureClaimsTest, Fig7ClaimsHoldWhenMimeticUsesTheStateSixteenTimesBetter) {
+  const auto v = Verdicts("fig7", [](const GridPoint& p, int len) {
+    const int n = std::stoi(AxisOf(p, "N"));
+    if (p.variant == "default") return n >= 32 && len == 4 ? 1.0 : 0.0;
+    return len / 4 <= std::log2(n) ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig7.default_needs_large_n"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig7.mimetic_16x"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kReproduced);
+}
+
+TEST(FigureClaimsTest, Fig7ClaimsFailWhenBothInitsAreTheSame) {
+  const auto v = Verdicts("fig7", [](const GridPoint& p, int len) {
+    const int n = std::stoi(AxisOf(p, "N"));
+    return len <= 4 * std::log2(n) ? 1.0 : 0.0;  // both grow with N, identically
+  });
+  EXPECT_EQ(v.at("fig7.default_needs_large_n"), Verdict::kNotReproduced);  // fits at every N
+  EXPECT_EQ(v.at("fig7.mimetic_16x"), Verdict::kNotReproduced);            // not above default at N
+  EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kNotReproduced);             // default grows as fast
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
