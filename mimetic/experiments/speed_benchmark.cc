@@ -1,6 +1,10 @@
 // Side-by-side speed of one training step: mimetic's jitted step (this process) vs the same model
-// and step in plain PyTorch (tools/bench/torch_copy_step.py, run in the same invocation), printing
-// both and the ratio, and where mimetic's time goes.
+// and step in plain PyTorch (tools/bench/torch_copy_step.py, run in the same invocation) with each of
+// its scan cores (tools/bench/torch_scans.py; each checked against the reference core in float64
+// before it is timed), printing each, the ratio against the fastest, and where mimetic's time goes.
+// It also measures the machine's fp32 limit in the same run (a register-only FMA loop and an OpenBLAS
+// sgemm, machine_peak.h) and prints mimetic's GFLOP/s (the step's arithmetic as counted in
+// mimetic/models/flops.h) as a fraction of both, with the CPU model.
 //
 //   tools/bazel run //mimetic/experiments:speed_benchmark                 # Mamba 2 copy config, CPU
 //   tools/bazel run //mimetic/experiments:speed_benchmark -- --mixer=mamba1
@@ -22,6 +26,9 @@
 #include "mimetic/core/jit.h"
 #include "mimetic/core/random.h"
 #include "mimetic/data/batch.h"
+#include "mimetic/experiments/machine_peak.h"
+#include "mimetic/experiments/threads.h"
+#include "mimetic/models/flops.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/train/train_step.h"
@@ -39,16 +46,20 @@ struct Config {
   std::string python = "/usr/bin/python3";
 };
 
-double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
+mimetic::models::ModelSpec SpecOf(const Config& c) {
   using namespace mimetic;
   const std::string layer = c.mixer == "mamba2"
                                 ? absl::StrCat("mamba2 { d_state: ", c.d_state, " headdim: ", c.headdim,
                                                " chunk_size: ", c.chunk, " }")
                                 : absl::StrCat("mamba1 { d_state: ", c.d_state, " }");
-  models::ModelSpec spec =
-      models::ParseModelSpec(absl::StrCat("vocab_size: 30 d_model: ", c.d_model, " n_layer: ", c.n_layer,
-                                          " default_layer { ", layer, " }"))
-          .value();
+  return models::ParseModelSpec(absl::StrCat("vocab_size: 30 d_model: ", c.d_model, " n_layer: ", c.n_layer,
+                                             " default_layer { ", layer, " }"))
+      .value();
+}
+
+double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
+  using namespace mimetic;
+  const models::ModelSpec spec = SpecOf(c);
   core::ParamTree params = models::Init(core::Key::FromSeed(0), spec).value();
   const core::Device device = c.device == "cuda" ? core::Device::kCuda : core::Device::kCpu;
   params = params.Map([device](const core::Tensor& t) { return t.ToDevice(device).value(); });
@@ -91,15 +102,22 @@ Config Preset(const std::string& name, const Config& base) {
   return c;
 }
 
-double RunTorch(const Config& c, bool compile, std::string* raw) {
+// The PyTorch peer's scan cores for a mixer, the reference first (tools/bench/torch_scans.py).
+std::vector<std::string> PeerScans(const std::string& mixer) {
+  if (mixer == "mamba2") return {"ssd_minimal", "ssd_chunked", "quadratic"};
+  return {"loop", "fused", "pscan"};
+}
+
+// Runs the peer with one scan core; returns its ms per step, or -1 with the output in *raw.
+double RunTorch(const Config& c, const std::string& scan, bool compile, std::string* raw) {
   const char* runfiles = std::getenv("RUNFILES_DIR");
   const std::string script = absl::StrCat(runfiles ? std::string(runfiles) + "/mimetic/" : std::string(),
                                           "tools/bench/torch_copy_step.py");
-  const std::string cmd =
-      absl::StrCat(c.python, " ", script, " --mixer ", c.mixer, " --d_model ", c.d_model, " --n_layer ",
-                   c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim, " --chunk ", c.chunk,
-                   " --batch ", c.batch, " --seq_len ", c.seq_len, " --steps ", std::max(3, c.steps / 4),
-                   " --threads ", c.threads, " --device ", c.device, compile ? " --compile" : "", " 2>&1");
+  const std::string cmd = absl::StrCat(
+      c.python, " ", script, " --mixer ", c.mixer, " --scan ", scan, " --d_model ", c.d_model, " --n_layer ",
+      c.n_layer, " --d_state ", c.d_state, " --headdim ", c.headdim, " --chunk ", c.chunk, " --batch ",
+      c.batch, " --seq_len ", c.seq_len, " --steps ", std::max(3, c.steps / 4), " --threads ", c.threads,
+      " --device ", c.device, compile ? " --compile" : "", " 2>&1");
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   if (pipe != nullptr) {
@@ -111,6 +129,50 @@ double RunTorch(const Config& c, bool compile, std::string* raw) {
   *raw = out;
   const size_t pos = out.find("\"ms_per_step\": ");
   return pos == std::string::npos ? -1 : std::stod(out.substr(pos + 15));
+}
+
+struct Peak {
+  double fma = 0, sgemm = 0;
+};
+
+Peak MeasurePeak(int threads) {
+  using namespace mimetic::experiments;
+  Peak p;
+  p.fma = FmaPeakGflops(threads);
+  p.sgemm = SgemmGflops(/*n=*/2048, threads);
+  std::cout << absl::StrFormat(
+      "machine: %s, %d threads; fp32 limit: register-only FMA loop (%s) %.1f GFLOP/s, OpenBLAS sgemm "
+      "2048^3 %.1f GFLOP/s\n",
+      CpuModel(), threads, FmaIsa(), p.fma, p.sgemm);
+  return p;
+}
+
+// Times every peer core and prints each against mimetic and the fastest.
+void ComparePeers(const Config& p, double ours) {
+  for (bool compile : {false, true}) {
+    if (compile && !(p.torch_compile || p.device == "cuda")) continue;
+    const char* what = compile ? "PyTorch torch.compile" : "PyTorch eager";
+    std::string fastest;
+    double fastest_ms = -1;
+    for (const std::string& scan : PeerScans(p.mixer)) {
+      std::string raw;
+      const double torch_ms = RunTorch(p, scan, compile, &raw);
+      if (torch_ms < 0) {
+        std::cout << "[" << p.name << "] " << what << " " << scan
+                  << " did not run or disagreed with the reference core (the peer needs Debian's "
+                     "python3-torch): "
+                  << raw << "\n";
+        continue;
+      }
+      std::cout << absl::StrFormat("[%s] %s, scan %s: %.1f ms/step, mimetic is %.1fx faster; %s", p.name,
+                                   what, scan, torch_ms, torch_ms / ours, raw);
+      if (fastest_ms < 0 || torch_ms < fastest_ms) fastest_ms = torch_ms, fastest = scan;
+    }
+    if (fastest_ms > 0) {
+      std::cout << absl::StrFormat("[%s] fastest %s peer: scan %s, %.1f ms/step; mimetic is %.1fx faster\n",
+                                   p.name, what, fastest, fastest_ms, fastest_ms / ours);
+    }
+  }
 }
 
 }  // namespace
@@ -126,6 +188,8 @@ ABSL_FLAG(int, d_state, 0, "override the preset's state size (0: keep)");
 ABSL_FLAG(int, batch, 0, "override the preset's batch (0: keep)");
 ABSL_FLAG(int, seq_len, 0, "override the preset's tokens per row (0: keep)");
 ABSL_FLAG(int, steps, 0, "override the number of timed steps (0: keep)");
+ABSL_FLAG(bool, peers, true, "also time the PyTorch peers (false: mimetic and the machine's limit only)");
+ABSL_FLAG(int, threads, 2, "threads for mimetic (OpenMP and OpenBLAS), the peak and the PyTorch peer");
 ABSL_FLAG(std::string, python, "", "the Python that runs the PyTorch peer (default: the preset's)");
 
 int main(int argc, char** argv) {
@@ -143,6 +207,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_batch) > 0) c.batch = absl::GetFlag(FLAGS_batch);
   if (absl::GetFlag(FLAGS_seq_len) > 0) c.seq_len = absl::GetFlag(FLAGS_seq_len);
   if (absl::GetFlag(FLAGS_steps) > 0) c.steps = absl::GetFlag(FLAGS_steps);
+  c.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   if (!absl::GetFlag(FLAGS_python).empty()) c.python = absl::GetFlag(FLAGS_python);
   std::vector<std::string> presets = absl::GetFlag(FLAGS_preset);
   if (c.mixer != "mamba2" && c.mixer != "mamba1") {
@@ -159,6 +224,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (presets.empty()) presets.push_back("copy");
+  Peak peak;
+  if (c.device == "cpu") {
+    mimetic::experiments::SetThreadCount(c.threads);
+    peak = MeasurePeak(c.threads);
+  }
   for (const std::string& name : presets) {
     const Config p = Preset(name, c);
     std::cout << absl::StrFormat("[%s] %s on %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n",
@@ -168,25 +238,20 @@ int main(int argc, char** argv) {
     const double ours = TimeMimetic(p, &stats);
     std::cout << absl::StrFormat(
         "[%s] mimetic (jitted%s): %.1f ms/step  [%d nodes, %.1f MB planned vs %.1f MB eager]\n", p.name,
-        p.device == "cpu"
-            ? absl::StrCat(", OpenBLAS, OMP_NUM_THREADS=",
-                           std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset")
-            : std::string(", CUDA graph"),
+        p.device == "cpu" ? absl::StrCat(", OpenBLAS, ", mimetic::experiments::ThreadCount(), " threads")
+                          : std::string(", CUDA graph"),
         ours, stats.num_nodes, stats.planned_bytes / 1e6, stats.unplanned_bytes / 1e6);
-    for (bool compile : {false, true}) {
-      if (compile && !(p.torch_compile || p.device == "cuda")) continue;
-      std::string raw;
-      const double torch_ms = RunTorch(p, compile, &raw);
-      const char* what = compile ? "PyTorch torch.compile" : "PyTorch eager";
-      if (torch_ms < 0) {
-        std::cout << "[" << p.name << "] " << what
-                  << " did not run (install Debian's python3-torch for the comparison): " << raw << "\n";
-        continue;
+    if (p.device == "cpu") {
+      const absl::StatusOr<double> flops = mimetic::models::TrainStepFlops(SpecOf(p), p.batch, p.seq_len);
+      if (flops.ok()) {
+        const double gflops = *flops / ours * 1e-6;
+        std::cout << absl::StrFormat(
+            "[%s] mimetic: %.2f GFLOP per step (mimetic/models/flops.h), %.1f GFLOP/s = %.0f%% of the FMA "
+            "peak, %.0f%% of sgemm\n",
+            p.name, *flops * 1e-9, gflops, 100 * gflops / peak.fma, 100 * gflops / peak.sgemm);
       }
-      std::cout << "[" << p.name << "] " << what << ": " << raw;
-      std::cout << absl::StrFormat("[%s] speedup vs %s: mimetic is %.1fx faster\n", p.name, what,
-                                   torch_ms / ours);
     }
+    if (absl::GetFlag(FLAGS_peers)) ComparePeers(p, ours);
   }
   return 0;
 }

@@ -7,7 +7,7 @@
 // ValueAndGrad(SumAll(Square(layer(u)))) with respect to the layer's parameters AND u, as for any
 // layer of a stack but the first (the input gradient is one more GEMM against in_proj).
 //
-// "GFLOP/s" counts (T = B L tokens; 2 flops per multiply-add):
+// "GFLOP/s" counts the layer as mimetic/models/flops.h does (T = B L tokens; 2 flops per multiply-add):
 //   GEMMs: Mamba 1  2 T (D 2E + E (R + 2N) + R E + E D)   (in_proj, x_proj, dt_proj, out_proj)
 //          Mamba 2  2 T (D (2E + 2GN + H) + E D)          (in_proj, out_proj)
 //          forward x1; forward + backward x3 (dX and dW each cost a forward GEMM).
@@ -29,6 +29,7 @@
 #include "mimetic/core/autodiff.h"
 #include "mimetic/core/jit.h"
 #include "mimetic/core/random.h"
+#include "mimetic/models/flops.h"
 #include "mimetic/models/lm.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
@@ -107,39 +108,19 @@ void Run(benchmark::State& state, const Layer& layer, bool backward, double flop
   state.counters["nodes"] = static_cast<double>(jit.last_stats().num_nodes);
 }
 
-double Mamba1Flops(const Mamba1Dims& d, bool backward) {
-  const double T = kBatch * kLength;
-  const double gemm = 2 * T * (d.D * 2 * d.E + d.E * (d.R + 2 * d.N) + d.R * d.E + d.E * d.D);
-  const double scan = T * d.E * d.N;
-  return backward ? 3 * gemm + 27 * scan : gemm + 9 * scan;
-}
-
-double Mamba2Flops(const Mamba2Dims& d, int64_t chunk, bool backward) {
-  const double T = kBatch * kLength;
-  const double gemm = 2 * T * (d.D * Mamba2InProjOf(d).rows() + d.E * d.D);
-  double scan = 0;
-  const double G = d.G, H = d.H, N = d.N, P = d.P;
-  for (int64_t t0 = 0; t0 < kLength; t0 += chunk) {
-    const double q = std::min(chunk, kLength - t0);
-    const double tri = q * (q + 1);
-    scan += G * N * tri + H * (4 * q * N * P + P * tri);
-    if (backward) scan += G * N * tri + H * (10 * q * N * P + 2 * P * tri + 2 * N * tri);
-  }
-  scan *= kBatch;
-  return (backward ? 3 : 1) * gemm + scan;
-}
-
 void Mamba1(benchmark::State& state, bool backward) {
   const int64_t D = state.range(0), N = state.range(1);
   const Layer layer = MakeLayer(D, absl::StrCat("mamba1 { d_state: ", N, " }"));
-  Run(state, layer, backward, Mamba1Flops(Mamba1DimsOf(layer.spec.layers(0).mamba1(), D), backward));
+  Run(state, layer, backward,
+      Mamba1LayerFlops(Mamba1DimsOf(layer.spec.layers(0).mamba1(), D), kBatch, kLength, backward));
 }
 
 void Mamba2(benchmark::State& state, bool backward) {
   const int64_t D = state.range(0), P = state.range(1), N = state.range(2);
   const Layer layer =
       MakeLayer(D, absl::StrCat("mamba2 { d_state: ", N, " headdim: ", P, " chunk_size: ", kChunk, " }"));
-  Run(state, layer, backward, Mamba2Flops(Mamba2DimsOf(layer.spec.layers(0).mamba2(), D), kChunk, backward));
+  Run(state, layer, backward,
+      Mamba2LayerFlops(Mamba2DimsOf(layer.spec.layers(0).mamba2(), D), kChunk, kBatch, kLength, backward));
 }
 
 void BM_Mamba1LayerForward(benchmark::State& state) { Mamba1(state, false); }

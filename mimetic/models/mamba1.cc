@@ -88,9 +88,8 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
                      int64_t d_model, const Tensor& u, Mamba1Internals* internals) {
   const Mamba1Dims d = Mamba1DimsOf(s, d_model);
   ParamAccess p(params, prefix);
-  // (B, L, 2E) = u @ in_proj^T
-  Tensor xz = p.Linear(u, "in_proj");
-  std::vector<Tensor> parts = ops::Split(xz, -1, {d.E, d.E});
+  // in_proj (B, L, 2E) = u @ in_proj^T = [x | z], computed in its two parts.
+  std::vector<Tensor> parts = p.LinearParts(u, "in_proj", {d.E, d.E});
   Tensor x = parts[0];  // (B, L, E)
   Tensor z = parts[1];  // (B, L, E)
   Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {d.E, d.K});

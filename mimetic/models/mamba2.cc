@@ -98,20 +98,28 @@ Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, c
   ParamAccess p(params, prefix);
   const int64_t batch = u.ok() ? u.dim(0) : 0;
   const int64_t len = u.ok() ? u.dim(1) : 0;
-  Tensor zxbcdt = p.Linear(u, "in_proj");  // (B, L, 2E + 2GN + H): [z | x | B | C | dt]
-  std::vector<Tensor> parts = ops::Split(zxbcdt, -1, {rows.z.size, conv_channels, rows.dt.size});
-  const Tensor& z = parts[0];    // (B, L, E)
-  const Tensor& xbc = parts[1];  // (B, L, E + 2GN)
-  const Tensor& dt = parts[2];   // (B, L, H)
+  // in_proj (B, L, 2E + 2GN + H) = [z | x | B | C | dt], and the depthwise conv + SiLU over
+  // [x | B | C], computed part by part: no (B, L, ...) tensor is written whole and then split, and the
+  // backward concatenates no cotangents (the conv is per channel, so its parts are independent).
+  const std::vector<int64_t> xbc_sizes = {rows.x.size, rows.B.size, rows.C.size};
+  std::vector<Tensor> parts =
+      p.LinearParts(u, "in_proj", {rows.z.size, rows.x.size, rows.B.size, rows.C.size, rows.dt.size});
+  const Tensor& z = parts[0];   // (B, L, E)
+  const Tensor& dt = parts[4];  // (B, L, H)
   Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {conv_channels, d.K});
   // Without a conv bias the conv adds zeros over all E + 2GN channels.
   Tensor conv_b = s.conv_bias() ? p.Get("conv1d/bias")
                                 : core::Fill({{conv_channels}, conv_w.dtype(), conv_w.device()}, 0.0);
-  Tensor conv = ops::CausalConv1d(xbc, conv_w, conv_b);
-  std::vector<Tensor> xbc_parts = ops::Split(ops::Silu(conv), -1, {rows.x.size, rows.B.size, rows.C.size});
-  Tensor x = ops::Reshape(xbc_parts[0], {batch, len, d.H, d.P});
-  Tensor bm = ops::Reshape(xbc_parts[1], {batch, len, d.G, d.N});
-  Tensor cm = ops::Reshape(xbc_parts[2], {batch, len, d.G, d.N});
+  const std::vector<Tensor> conv_ws = ops::Split(conv_w, 0, xbc_sizes);
+  const std::vector<Tensor> conv_bs = ops::Split(conv_b, 0, xbc_sizes);
+  std::vector<Tensor> conv(3), xbc(3);  // (B, L, E), (B, L, GN), (B, L, GN)
+  for (int i = 0; i < 3; ++i) {
+    conv[i] = ops::CausalConv1d(parts[1 + i], conv_ws[i], conv_bs[i]);
+    xbc[i] = ops::Silu(conv[i]);
+  }
+  Tensor x = ops::Reshape(xbc[0], {batch, len, d.H, d.P});
+  Tensor bm = ops::Reshape(xbc[1], {batch, len, d.G, d.N});
+  Tensor cm = ops::Reshape(xbc[2], {batch, len, d.G, d.N});
   Tensor A = ops::Neg(ops::Exp(ops::MulScalar(p.Get("A_log"), s.a_log_scale())));  // (H)
   ops::SsdResult scan = ops::Ssd(x, dt, A, bm, cm, p.Get("D"), p.Get("dt_bias"), s.chunk_size());
   Tensor y = ops::Reshape(scan.y, {batch, len, d.E});
@@ -123,8 +131,8 @@ Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, c
     internals->A = A;
     internals->Bm = bm;
     internals->Cm = cm;
-    internals->conv_in = xbc;
-    internals->conv_out = conv;
+    internals->conv_in = ops::Concat({parts[1], parts[2], parts[3]}, -1);  // (B, L, E + 2GN)
+    internals->conv_out = ops::Concat(conv, -1);
   }
   return p.Linear(y, "out_proj");
 }

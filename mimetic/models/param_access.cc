@@ -2,6 +2,7 @@
 
 #include "mimetic/ops/elementwise/elementwise.h"
 #include "mimetic/ops/matmul/matmul.h"
+#include "mimetic/ops/shape/shape.h"
 
 namespace mimetic::models {
 
@@ -14,6 +15,20 @@ core::Tensor ParamAccess::Get(const std::string& name) const {
 core::Tensor ParamAccess::Linear(const core::Tensor& x, const std::string& name) const {
   core::Tensor y = ops::MatMul(x, Get(name + "/weight"), false, true);
   if (Has(name + "/bias")) y = ops::Add(y, Get(name + "/bias"));
+  return y;
+}
+
+std::vector<core::Tensor> ParamAccess::LinearParts(const core::Tensor& x, const std::string& name,
+                                                   const std::vector<int64_t>& sizes) const {
+  const std::vector<core::Tensor> w = ops::Split(Get(name + "/weight"), 0, sizes);  // (size_i, in)
+  const bool bias = Has(name + "/bias");
+  const std::vector<core::Tensor> b =
+      bias ? ops::Split(Get(name + "/bias"), 0, sizes) : std::vector<core::Tensor>{};
+  std::vector<core::Tensor> y;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    y.push_back(ops::MatMul(x, w[i], false, true));  // (..., size_i)
+    if (bias) y.back() = ops::Add(y.back(), b[i]);
+  }
   return y;
 }
 

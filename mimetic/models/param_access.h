@@ -3,10 +3,12 @@
 //
 //   ParamAccess p(params, "layers/3/mixer/");
 //   Tensor y = p.Linear(x, "in_proj");          // x @ in_proj/weight^T (+ in_proj/bias if present)
+//   std::vector<Tensor> zx = p.LinearParts(x, "in_proj", {E, E});  // the same product, in parts
 #ifndef MIMETIC_MODELS_PARAM_ACCESS_H_
 #define MIMETIC_MODELS_PARAM_ACCESS_H_
 
 #include <string>
+#include <vector>
 
 #include "mimetic/core/param_tree.h"
 #include "mimetic/core/tensor.h"
@@ -22,6 +24,12 @@ class ParamAccess {
   bool Has(const std::string& name) const { return params_.Contains(prefix_ + name); }
   // x @ W^T (+ b) with W = name/weight (out, in), b = name/bias when present.
   core::Tensor Linear(const core::Tensor& x, const std::string& name) const;
+  // Linear(x, name) split along its last axis into `sizes`, computed as one product per part with
+  // the part's rows of W (and b), so that no (..., out) activation is written and then copied into
+  // parts, and the backward writes no concatenation of the parts' cotangents: splitting W costs
+  // out x in, splitting the output would cost tokens x out.
+  std::vector<core::Tensor> LinearParts(const core::Tensor& x, const std::string& name,
+                                        const std::vector<int64_t>& sizes) const;
 
  private:
   const core::ParamTree& params_;
