@@ -1,15 +1,26 @@
 #include "mimetic/core/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace mimetic::core {
+namespace {
+
+constexpr char kTempInfix[] = ".tmp.";
+
+}  // namespace
 
 absl::Status ErrnoError(int err, absl::string_view what) {
   return absl::Status(absl::ErrnoToStatusCode(err), absl::StrCat(what, ": ", std::strerror(err)));
@@ -76,9 +87,44 @@ absl::Status WriteAndFlush(std::FILE* file, const std::string& path, absl::strin
   return absl::OkStatus();
 }
 
+std::string TempPathFor(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return absl::StrCat(path, kTempInfix, ::getpid(), ".", counter.fetch_add(1));
+}
+
+bool IsTempName(absl::string_view name, int64_t* pid) {
+  const size_t at = name.rfind(kTempInfix);
+  if (at == absl::string_view::npos || at == 0) return false;
+  const std::vector<absl::string_view> parts = absl::StrSplit(name.substr(at + strlen(kTempInfix)), '.');
+  uint64_t counter = 0;
+  return parts.size() == 2 && absl::SimpleAtoi(parts[0], pid) && absl::SimpleAtoi(parts[1], &counter);
+}
+
+absl::StatusOr<int> RemoveStaleTemps(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return 0;
+    return ErrnoError(errno, absl::StrCat("listing '", dir, "'"));
+  }
+  int removed = 0;
+  while (struct dirent* entry = ::readdir(d)) {
+    int64_t pid = 0;
+    if (!IsTempName(entry->d_name, &pid)) continue;
+    // A live writer's temporary (this process's included) is not stale: kill(pid, 0) fails with ESRCH
+    // only when no such process exists.
+    if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)) continue;
+    const std::string path = absl::StrCat(dir, "/", entry->d_name);
+    if (::unlink(path.c_str()) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
 absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> chunks) {
-  const std::string tmp = path + ".tmp";
-  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // A name of its own (pid and counter): two writers of one path never share or rename each other's
+  // temporary.
+  const std::string tmp = TempPathFor(path);
+  ScopedFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoError(errno, absl::StrCat("cannot create '", tmp, "'"));
   absl::Status status;
   for (size_t i = 0; status.ok() && i < chunks.size(); ++i) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
@@ -53,10 +54,19 @@ absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t 
 // fwrite of all of `bytes` then fflush; errors name `path` and clear the stream's error flag.
 absl::Status WriteAndFlush(std::FILE* file, const std::string& path, absl::string_view bytes);
 
-// Replaces `path` atomically with the concatenation of `chunks`: writes `path` + ".tmp", fsyncs and
-// closes it, then renames it over `path`. On any failure the temporary is removed and `path` is
-// left as it was. The directory is not synced (SyncDir when the rename must survive a crash).
+// Replaces `path` atomically with the concatenation of `chunks`: writes a temporary of its own
+// (TempPathFor), fsyncs and closes it, then renames it over `path`. On any failure the temporary is
+// removed and `path` is left as it was. The directory is not synced (SyncDir when the rename must
+// survive a crash).
 absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl::string_view> chunks);
+
+// A temporary name for writing `path` that no other writer uses: "<path>.tmp.<pid>.<counter>".
+std::string TempPathFor(const std::string& path);
+// Whether `name` (a file name) is such a temporary; sets the pid that wrote it.
+bool IsTempName(absl::string_view name, int64_t* pid);
+// Deletes the temporaries in `dir` (not below it) whose writing process no longer exists (a kill -9
+// mid-write leaves one); returns how many. A missing `dir` is 0.
+absl::StatusOr<int> RemoveStaleTemps(const std::string& dir);
 
 }  // namespace mimetic::core
 

@@ -1,12 +1,18 @@
 #include "mimetic/core/file_util.h"
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -33,6 +39,18 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+// The temporaries left in `dir`.
+int TempsIn(const std::string& dir) {
+  int n = 0;
+  DIR* d = ::opendir(dir.c_str());
+  while (struct dirent* e = d != nullptr ? ::readdir(d) : nullptr) {
+    int64_t pid = 0;
+    n += IsTempName(e->d_name, &pid) ? 1 : 0;
+  }
+  if (d != nullptr) ::closedir(d);
+  return n;
+}
+
 TEST(MakeDirsTest, CreatesParentsAndAcceptsExistingDirectories) {
   const std::string dir = TempDir() + "/make_dirs/a/b/c";
   ASSERT_TRUE(MakeDirs(dir).ok());
@@ -57,26 +75,73 @@ TEST(WriteFileAtomicallyTest, WritesTheChunksAndLeavesNoTemporary) {
   ASSERT_TRUE(WriteFileAtomically(path, {"old"}).ok());
   ASSERT_TRUE(WriteFileAtomically(path, {"hello ", "", "world"}).ok());
   EXPECT_EQ(Read(path), "hello world");
-  EXPECT_FALSE(Exists(path + ".tmp"));
+  EXPECT_EQ(TempsIn(TempDir()), 0);
 }
 
 TEST(WriteFileAtomicallyTest, AFailedWriteKeepsTheOldFile) {
-  const std::string path = TempDir() + "/atomic_blocked.txt";
+  const std::string dir = TempDir() + "/atomic_full";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  const std::string path = dir + "/config.textproto";
   ASSERT_TRUE(WriteFileAtomically(path, {"old"}).ok());
-  // A directory where the temporary would go: the temporary cannot be created.
-  ASSERT_EQ(::mkdir((path + ".tmp").c_str(), 0755), 0);
-  absl::Status s = WriteFileAtomically(path, {"new"});
-  EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("atomic_blocked.txt.tmp"));
+  // A disk that fills up after 8 bytes: RLIMIT_FSIZE in a child process, with SIGXFSZ ignored so the
+  // write fails with EFBIG as on a full disk instead of killing the process.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit = {8, 8};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    absl::Status s = WriteFileAtomically(path, {"a new text longer than eight bytes"});
+    ::_exit(s.ok() ? 1 : (s.message().find("config.textproto") == std::string::npos ? 2 : 0));
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the failed write returned OK; 2: the error did not name the file";
   EXPECT_EQ(Read(path), "old");
-  ::rmdir((path + ".tmp").c_str());
+  EXPECT_EQ(TempsIn(dir), 0);
   // The target is a directory: the rename fails and the temporary is removed.
-  const std::string dir = TempDir() + "/atomic_dir";
-  ASSERT_TRUE(MakeDirs(dir + "/inside").ok());
-  s = WriteFileAtomically(dir, {"x"});
+  const std::string target = dir + "/a_dir";
+  ASSERT_TRUE(MakeDirs(target + "/inside").ok());
+  absl::Status s = WriteFileAtomically(target, {"x"});
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("renaming"));
-  EXPECT_FALSE(Exists(dir + ".tmp"));
+  EXPECT_EQ(TempsIn(dir), 0);
+}
+
+TEST(WriteFileAtomicallyTest, TwoWritersOfOneFileNeverCollide) {
+  // With one fixed "<path>.tmp" one writer renamed the other's temporary away and then failed (ENOENT),
+  // or published the other's half-written bytes.
+  const std::string dir = TempDir() + "/atomic_race";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  const std::string path = dir + "/progress.textproto";
+  const std::string a(4096, 'a'), b(4096, 'b');
+  std::atomic<int> failures{0};
+  auto writer = [&](const std::string& text) {
+    for (int i = 0; i < 300; ++i) {
+      if (!WriteFileAtomically(path, {text}).ok()) ++failures;
+    }
+  };
+  std::thread ta(writer, a), tb(writer, b);
+  ta.join();
+  tb.join();
+  EXPECT_EQ(failures.load(), 0);
+  const std::string final_text = Read(path);
+  EXPECT_TRUE(final_text == a || final_text == b);
+  EXPECT_EQ(TempsIn(dir), 0);
+}
+
+TEST(RemoveStaleTempsTest, RemovesOnlyTemporariesOfDeadProcesses) {
+  const std::string dir = TempDir() + "/stale";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  std::ofstream(dir + "/a.tmp.999999999.0") << "x";  // no such pid
+  std::ofstream(TempPathFor(dir + "/b")) << "x";     // this process: alive
+  std::ofstream(dir + "/c.tmp") << "x";              // not a temporary of ours
+  std::ofstream(dir + "/d.tmp.12.x") << "x";         // nor this
+  EXPECT_EQ(RemoveStaleTemps(dir).value(), 1);
+  EXPECT_EQ(TempsIn(dir), 1);
+  EXPECT_TRUE(Exists(dir + "/c.tmp"));
+  EXPECT_EQ(RemoveStaleTemps(dir + "/missing").value(), 0);
 }
 
 TEST(WriteAndFlushTest, AFullDeviceIsAnError) {

@@ -1,8 +1,5 @@
 #include "mimetic/experiments/config.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,7 +11,9 @@
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
 #include "mimetic/experiments/achilles_tasks.h"
+#include "mimetic/experiments/field_ranges.h"
 #include "mimetic/experiments/init_config.h"
+#include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/sweep.h"
 #include "mimetic/models/spec.h"
 
@@ -307,6 +306,7 @@ void FillVocabFromTask(Experiment* e) {
 }
 
 absl::Status ValidateExperiment(Experiment* e) {
+  RETURN_IF_ERROR(CheckFieldRanges(*e));
   if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
   if (!e->has_model()) return Bad("model", "unset", "a model spec");
   FillVocabFromTask(e);
@@ -380,39 +380,36 @@ absl::Status ValidateExperiment(Experiment* e) {
           absl::StrCat(">= the task's ", task->model_vocab(), " token ids (content + BOS, SEP, EOS, PAD)"));
     }
   }
+  // Every field's own range was checked above (CheckFieldRanges); here, what relates fields.
   const TrainSpec& t = e->train();
-  if (t.steps() < 1) return Bad("train.steps", absl::StrCat(t.steps()), ">= 1");
-  if (t.batch_size() < 1) return Bad("train.batch_size", absl::StrCat(t.batch_size()), ">= 1");
-  if (!(t.lr() > 0 && t.lr() < 1)) return Bad("train.lr", absl::StrCat(t.lr()), "in (0, 1)");
-  if (t.warmup_steps() < 0) return Bad("train.warmup_steps", absl::StrCat(t.warmup_steps()), ">= 0");
   if (t.schedule() != "linear" && t.schedule() != "cosine" && t.schedule() != "constant") {
     return Bad("train.schedule", "\"" + t.schedule() + "\"", "\"linear\", \"cosine\" or \"constant\"");
-  }
-  if (t.weight_decay() < 0) return Bad("train.weight_decay", absl::StrCat(t.weight_decay()), ">= 0");
-  if (!(t.beta1() >= 0 && t.beta1() < 1)) return Bad("train.beta1", absl::StrCat(t.beta1()), "in [0, 1)");
-  if (!(t.beta2() >= 0 && t.beta2() < 1)) return Bad("train.beta2", absl::StrCat(t.beta2()), "in [0, 1)");
-  if (!(t.eps() > 0)) return Bad("train.eps", absl::StrCat(t.eps()), "> 0");
-  if (t.eval_every() < 1) return Bad("train.eval_every", absl::StrCat(t.eval_every()), ">= 1");
-  if (t.checkpoint_every() < 1)
-    return Bad("train.checkpoint_every", absl::StrCat(t.checkpoint_every()), ">= 1");
-  if (t.log_every() < 1) return Bad("train.log_every", absl::StrCat(t.log_every()), ">= 1");
-  if (t.early_stop_accuracy() < 0 || t.early_stop_accuracy() > 1) {
-    return Bad("train.early_stop_accuracy", absl::StrCat(t.early_stop_accuracy()), "in [0, 1]");
   }
   RETURN_IF_ERROR(MakeSchedule(t).Validate());
   const EvalSpec& ev = e->eval();
   if (ev.lengths_size() == 0)
     return Bad("eval.lengths", "[]", "at least one length (e.g. the training length and 2x)");
-  for (int len : ev.lengths()) {
-    if (len < 1) return Bad("eval.lengths", absl::StrCat(len), "lengths >= 1");
+  for (int i = 0; i < ev.lengths_size(); ++i) {
+    const int len = ev.lengths(i);
+    for (int j = 0; j < i; ++j) {
+      if (ev.lengths(j) == len) {
+        return Bad("eval.lengths", absl::StrCat("[", absl::StrJoin(ev.lengths(), ", "), "]"),
+                   absl::StrCat("distinct lengths (", len, " appears twice)"));
+      }
+    }
     absl::StatusOr<data::EvalBatch> probe = task->SampleEval(core::Key::FromSeed(0), 1, len);
     if (!probe.ok())
       return Bad("eval.lengths", absl::StrCat(len),
                  absl::StrCat("a length the task accepts: ", probe.status().message()));
   }
-  if (ev.batch_size() < 1) return Bad("eval.batch_size", absl::StrCat(ev.batch_size()), ">= 1");
-  if (ev.num_batches() < 1) return Bad("eval.num_batches", absl::StrCat(ev.num_batches()), ">= 1");
-  if (ev.final_batches() < 1) return Bad("eval.final_batches", absl::StrCat(ev.final_batches()), ">= 1");
+  // The attention-map example is drawn at the end of training: a length the task refuses must fail
+  // now, not after the training.
+  if (ev.map_length() > 0) {
+    absl::StatusOr<data::EvalBatch> probe = task->SampleEval(core::Key::FromSeed(0), 1, ev.map_length());
+    if (!probe.ok())
+      return Bad("eval.map_length", absl::StrCat(ev.map_length()),
+                 absl::StrCat("0 or a length the task accepts: ", probe.status().message()));
+  }
   if (e->seeds_size() == 0) return Bad("seeds", "[]", "at least one seed");
   for (int i = 0; i < e->seeds_size(); ++i) {
     for (int j = 0; j < i; ++j) {
@@ -432,13 +429,18 @@ absl::Status ValidateExperiment(Experiment* e) {
 
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
                                           const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("config: cannot read '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<Experiment> e = ParseExperiment(text.str());
+  // A directory or a FIFO is refused before it is opened (a FIFO would block the open forever).
+  absl::StatusOr<std::string> text = ReadTextFile(path);
+  if (!text.ok())
+    return absl::Status(text.status().code(), absl::StrCat("config: ", text.status().message()));
+  if (absl::StripAsciiWhitespace(*text).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("config: '", path, "' is empty; expected a text-format Experiment (see configs/)"));
+  }
+  absl::StatusOr<Experiment> e = ParseExperiment(*text);
   if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.status().message()));
   for (const std::string& o : overrides) RETURN_IF_ERROR(ApplyOverride(o, &*e));
+  RETURN_IF_ERROR(CheckFieldRanges(*e));
   // Checked on a copy: the experiment stays unresolved (default_layer, layer_overrides kept) so that
   // sweep axes over model fields still apply to every point; each point resolves its own copy. A
   // sweep's template need not be valid by itself (an axis may supply what it lacks): its points are.

@@ -1,5 +1,7 @@
 #include "mimetic/experiments/config.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "gmock/gmock.h"
@@ -145,6 +147,53 @@ TEST(ConfigTest, UnknownFieldInAFileIsAParseErrorWithItsLine) {
   absl::Status s = LoadExperiment(path, {}).status();
   EXPECT_THAT(s.message(), HasSubstr("line 3"));
   EXPECT_THAT(s.message(), HasSubstr("bogus_field"));
+}
+
+TEST(ConfigTest, ValuesThatMadeARunMeaninglessAreRefusedNamingTheField) {
+  // The plainly invalid values that were accepted before the table of ranges (field_ranges.h).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train.eps=inf", "train.eps"},
+      {"train.max_grad_norm=nan", "train.max_grad_norm"},
+      {"train.early_stop_accuracy=nan", "train.early_stop_accuracy"},
+      {"model.default_layer.mamba2.dt_init_floor=nan", "model.default_layer.mamba2.dt_init_floor"},
+      {"model.default_layer.mamba2.dt_init_floor=-1", "model.default_layer.mamba2.dt_init_floor"},
+      {"model.default_layer.mamba2.dt_max=inf", "model.default_layer.mamba2.dt_max"},
+      {"model.default_layer.mamba1.dt_init_floor=inf", "model.default_layer.mamba1.dt_init_floor"},
+      {"model.norm_eps=0", "model.norm_eps"},
+      {"model.initializer_range=-0.02", "model.initializer_range"},
+      {"variants[mimetic].init[0].mimetic.c=-1", "variants[1].init[0].mimetic.c"},
+      {"variants[mimetic].init[0].mimetic.delta_bias=-inf", "variants[1].init[0].mimetic.delta_bias"},
+      {"variants[mimetic].init[0].gamma.gamma=inf", "variants[1].init[0].gamma.gamma"},
+      {"eval.lengths=[6,6]", "eval.lengths"},
+      {"eval.map_length=-5", "eval.map_length"},
+      {"train.batch_size=2147483647", "train.batch_size"},
+      {"model.d_model=2147483647", "model.d_model"},
+  };
+  for (const auto& [set, field] : cases) {
+    absl::Status s = Check({set});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << set;
+    EXPECT_THAT(s.message(), HasSubstr(field + " = ")) << set;
+  }
+}
+
+TEST(ConfigTest, AMapLengthIsCheckedBeforeTraining) {
+  // It used to be checked only after training, when the attention maps (L x L per layer) were drawn.
+  absl::Status s = Check({"eval.map_length=100000"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("eval.map_length = 100000"));
+  EXPECT_TRUE(Check({"eval.map_length=12"}).ok());
+}
+
+TEST(ConfigTest, AConfigThatIsNoFileIsAClearErrorWithoutWaiting) {
+  const std::string dir = ::testing::TempDir();
+  const std::string empty = dir + "/empty.textproto", fifo = dir + "/fifo.textproto";
+  std::ofstream(empty) << "  \n";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THAT(LoadExperiment(empty, {}).status().message(), HasSubstr("is empty"));
+  EXPECT_THAT(LoadExperiment(dir, {}).status().message(), HasSubstr("not a regular file"));
+  // Opening a FIFO for reading would block until a writer came: refused before opening it.
+  EXPECT_THAT(LoadExperiment(fifo, {}).status().message(), HasSubstr("not a regular file"));
+  EXPECT_EQ(LoadExperiment(dir + "/missing.textproto", {}).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

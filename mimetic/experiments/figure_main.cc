@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "mimetic/experiments/figure.h"
 #include "mimetic/experiments/run_flags.h"
+#include "mimetic/experiments/stop_signal.h"
 
 ABSL_FLAG(std::string, figure, "",
           "the figure to run (fig1 ... fig5), or \"all\" for every figure and the report");
@@ -58,6 +59,7 @@ int Main(const std::vector<std::string>& overrides) {
   const std::string which = absl::GetFlag(FLAGS_figure);
   const std::string preset = absl::GetFlag(FLAGS_preset);
   if (which.empty()) return Fail(absl::InvalidArgumentError("--figure is required (fig1 ... fig5, or all)"));
+  InstallStopHandlers();  // SIGINT / SIGTERM: checkpoint, then exit 128 + n (stop_signal.h)
   absl::StatusOr<RunOptions> options = OptionsFromFlags();
   if (!options.ok()) return Fail(options.status());
   std::vector<const FigureDef*> defs;
@@ -89,6 +91,10 @@ int Main(const std::vector<std::string>& overrides) {
     std::cerr << "== " << defs[i]->title << " (preset " << preset << ") ==\n";
     std::optional<SlurmSubmission> submitted;
     absl::StatusOr<ReportFigure> r = RunFigure(*defs[i], preset, experiments[i], *options, &submitted);
+    if (const int signo = StopSignalOf(r.status()); signo != 0) {
+      std::cerr << defs[i]->id << ": " << r.status().message() << "\n";
+      return 128 + signo;
+    }
     if (!r.ok()) {
       std::cerr << "error: " << defs[i]->id << ": " << r.status().message()
                 << "\n(finished points are kept; running the same command again resumes)\n";

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/status.h"
+#include "mimetic/experiments/stop_signal.h"
 
 extern char** environ;
 
@@ -47,8 +48,15 @@ absl::StatusOr<pid_t> Spawn(const ChildJob& job) {
   const std::vector<std::string> env = MergedEnvironment(job.env);
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  // Its own process group: a terminal's Ctrl-C reaches only this process, which passes it on once
+  // (stop_signal.h); a child that got it twice would stop at once without its checkpoint.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, job.argv[0].c_str(), &actions, nullptr, argv.data(), envp.data());
+  const int rc = posix_spawn(&pid, job.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     return absl::FailedPreconditionError(
@@ -66,26 +74,33 @@ absl::StatusOr<std::vector<int>> RunChildren(const std::vector<ChildJob>& jobs, 
   std::map<pid_t, int> running;
   size_t next = 0;
   absl::Status failure = absl::OkStatus();
-  while (next < jobs.size() || !running.empty()) {
-    while (failure.ok() && next < jobs.size() && static_cast<int>(running.size()) < parallel) {
+  while ((next < jobs.size() && StopSignal() == 0) || !running.empty()) {
+    // After a stop signal no new job starts, and the running ones are told.
+    if (StopSignal() != 0) ForwardStopToChildren();
+    while (failure.ok() && StopSignal() == 0 && next < jobs.size() &&
+           static_cast<int>(running.size()) < parallel) {
       absl::StatusOr<pid_t> pid = Spawn(jobs[next]);
       if (!pid.ok()) {
         failure = pid.status();
         break;
       }
       running[*pid] = static_cast<int>(next);
+      RegisterChild(*pid);
       if (on_event) on_event(ChildEvent{static_cast<int>(next), true, 0});
       ++next;
     }
     if (running.empty()) break;
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+    // Polled, so that a stop signal arriving just before a blocking wait is still passed on at once.
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      ::usleep(20000);
+      continue;
     }
+    if (pid < 0) return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
     auto it = running.find(pid);
     if (it == running.end()) continue;
+    UnregisterChild(pid);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     codes[it->second] = code;
     if (on_event) on_event(ChildEvent{it->second, false, code});

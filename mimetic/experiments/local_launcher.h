@@ -27,8 +27,10 @@ struct ChildEvent {
   int exit_code = 0;    // when ended: the exit status, or 128 + the signal that killed it
 };
 
-// Runs every job, at most `parallel` (>= 1) at once, in order; returns each one's exit code. A job
-// that cannot be started is an error naming it (jobs already running are waited for first).
+// Runs every job, at most `parallel` (>= 1) at once, in order; returns each one's exit code (-1 for a
+// job never started). A job that cannot be started is an error naming it (jobs already running are
+// waited for first). After a stop signal (stop_signal.h) no job starts and the running ones get the
+// signal; they are waited for. Each child runs in its own process group.
 absl::StatusOr<std::vector<int>> RunChildren(const std::vector<ChildJob>& jobs, int parallel,
                                              const std::function<void(const ChildEvent&)>& on_event);
 

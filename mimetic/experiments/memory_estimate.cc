@@ -101,9 +101,19 @@ MemoryEstimate EstimateTrainingMemory(const Experiment& e) {
   // Parameters, gradients, two moments, and the jitted step's second copy of its outputs.
   const double state = 4.0 * 6 * m.params;
   const double activations = 4.0 * std::max(train_floats, eval_floats);
-  m.bytes = static_cast<int64_t>(state + activations);
+  // The attention maps at the end: an L x L map and mask (doubles) per layer, kept together, and as
+  // much again while one is computed; L is the map example's length (prompt and answer).
+  const int64_t map_len =
+      2 * static_cast<int64_t>(e.eval().map_length() > 0
+                                   ? e.eval().map_length()
+                                   : (e.eval().lengths().empty() ? 0 : e.eval().lengths(0))) +
+      3;
+  const double maps = 32.0 * spec.layers_size() * static_cast<double>(map_len) * map_len;
+  m.bytes = static_cast<int64_t>(state + std::max(activations, maps));
   m.detail = absl::StrFormat("%.1fM parameters with AdamW %s + activations of %d x %d tokens %s",
                              m.params / 1e6, GiB(state), B, T, GiB(activations));
+  if (maps > activations)
+    absl::StrAppend(&m.detail, absl::StrFormat(" (attention maps of length %d: %s)", map_len, GiB(maps)));
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,12 +11,17 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/core/dir_lock.h"
+#include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
+#include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/attention_maps.h"
@@ -30,6 +36,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// Checkpoint metadata: the CPU threads of the process that wrote it.
+constexpr char kThreadsKey[] = "threads";
+// Checkpoint metadata: the training losses of the last log_every steps ("%.17g", comma-separated).
+constexpr char kRecentLossesKey[] = "recent_losses";
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -68,6 +79,12 @@ absl::StatusOr<data::Batch> OnDevice(data::Batch b, core::Device device) {
 
 // The fields that change what is trained: everything but where outputs go, how often the run logs,
 // evaluates or checkpoints, and how it is evaluated.
+absl::Status MakePointDirectory(const fs::path& dir) {
+  absl::Status made = core::MakeDirs(dir.string());
+  if (!made.ok()) return absl::PermissionDeniedError(absl::StrCat("output_dir: ", made.message()));
+  return absl::OkStatus();
+}
+
 std::string TrainedStateKey(Experiment e) {
   e.clear_output_dir();
   e.clear_resume();
@@ -83,9 +100,11 @@ std::string TrainedStateKey(Experiment e) {
   return key;
 }
 
-// Makes `dir` ready for a (re)start. resume: refuses a directory of another experiment. No resume:
-// moves an earlier run aside, so a fresh start can never pick up another run's state.
-absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ostream& progress) {
+// Makes `dir` (created and locked by `lock`) ready for a (re)start. resume: refuses a directory of
+// another experiment. No resume: moves an earlier run aside (with its lock) and locks a fresh `dir`,
+// so a fresh start can never pick up another run's state.
+absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ostream& progress,
+                              core::DirLock* lock) {
   std::error_code ec;
   const fs::path saved_config = dir / "config.textproto";
   if (fs::exists(saved_config, ec)) {
@@ -98,6 +117,8 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
             absl::StrCat("cannot move '", dir.string(), "' aside: ", ec.message()));
       progress << "resume: false: moved the earlier run in " << dir.string() << " to " << aside.string()
                << "\n";
+      RETURN_IF_ERROR(MakePointDirectory(dir));
+      ASSIGN_OR_RETURN(*lock, core::DirLock::Acquire(dir.string()));
     } else {
       ASSIGN_OR_RETURN(std::string text, ReadTextFile(saved_config.string()));
       Experiment saved;
@@ -114,11 +135,6 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
             "(--set name=...), delete the directory, or set resume: false (which moves it aside)"));
       }
     }
-  }
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("output_dir: cannot create '", dir.string(), "'", ec ? ": " + ec.message() : ""));
   }
   std::string text;
   google::protobuf::TextFormat::PrintToString(e, &text);
@@ -208,6 +224,24 @@ class PointTrainer {
     if (loaded.ok()) {
       state_ = loaded->state;
       progress_ << "[" << name_ << "] resuming from step " << state_.step << "\n";
+      if (auto it = loaded->metadata.find(kRecentLossesKey); it != loaded->metadata.end()) {
+        for (absl::string_view part : absl::StrSplit(it->second, ',', absl::SkipEmpty())) {
+          double loss = 0;
+          if (!absl::SimpleAtod(part, &loss)) {
+            return absl::DataLossError(
+                absl::StrCat("'", loaded->path, "': metadata ", kRecentLossesKey, " holds '", part, "'"));
+          }
+          recent_.push_back(loss);
+        }
+      }
+      // Reductions split work by thread count, so the last bits depend on it: say so when it changed.
+      auto threads = loaded->metadata.find(kThreadsKey);
+      if (threads != loaded->metadata.end() && threads->second != absl::StrCat(ThreadCount())) {
+        progress_ << "[" << name_ << "] warning: " << loaded->path << " was written with " << threads->second
+                  << " CPU threads and this process uses " << ThreadCount()
+                  << "; the results will differ in the last bits from a run that kept " << threads->second
+                  << " (use --threads=" << threads->second << " for a bit-identical resume)\n";
+      }
       absl::StatusOr<PointResult> saved = ReadResultFile(dir_ / "progress.textproto");
       if (saved.ok()) partial_ = *saved;
       // Keep only evaluations up to the checkpoint (later ones are repeated by this process).
@@ -222,27 +256,57 @@ class PointTrainer {
     return absl::OkStatus();
   }
 
+  // Never saves a non-finite state (a DivergenceError instead): the last good checkpoint stays the
+  // newest, so a restart cannot pick up a diverged model.
   absl::Status SaveCheckpoint() {
-    RETURN_IF_ERROR(
-        train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
-                              {{"variant", point_.variant}, {"seed", absl::StrCat(point_.seed)}}));
+    RETURN_IF_ERROR(train::CheckFinite(state_));
     partial_.set_seconds(partial_.seconds() + Seconds(since_save_));
     since_save_ = Clock::now();
     partial_.set_steps(state_.step);
     partial_.set_final_loss(RecentLoss());
-    return WriteResultFile(dir_ / "progress.textproto", partial_);
+    // progress.textproto first: a kill between the two leaves evaluations newer than the newest
+    // checkpoint, which a resume drops and repeats; the other order would lose the evaluations made
+    // since the previous checkpoint.
+    RETURN_IF_ERROR(WriteResultFile(dir_ / "progress.textproto", partial_));
+    std::string recent;
+    for (double loss : recent_)
+      absl::StrAppend(&recent, recent.empty() ? "" : ",", absl::StrFormat("%.17g", loss));
+    return train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
+                                 {{"variant", point_.variant},
+                                  {"seed", absl::StrCat(point_.seed)},
+                                  {kThreadsKey, absl::StrCat(ThreadCount())},
+                                  {kRecentLossesKey, recent}});
   }
 
+  // A stop signal: the current step is done; checkpoint it and say where.
+  absl::Status StopWithCheckpoint(int signo) {
+    RETURN_IF_ERROR(SaveCheckpoint());
+    const std::string path = (dir_ / "checkpoints" / train::CheckpointFileName(state_.step)).string();
+    progress_ << "[" << name_ << "] " << SignalName(signo) << ": checkpointed step " << state_.step << " in "
+              << path << "\n";
+    return StoppedError(signo, absl::StrCat("at step ", state_.step, " of ", name_, " (checkpoint ", path,
+                                            "); running the same command again resumes from it"));
+  }
+
+  // The mean loss of the last log_every steps, across processes (the window is saved in checkpoints),
+  // so that it does not depend on where a run was interrupted.
   double RecentLoss() const {
-    const size_t n = std::min<size_t>(losses_.size(), std::max(1, e_.train().log_every()));
-    if (n == 0) return partial_.final_loss();
+    if (recent_.empty()) return partial_.final_loss();
     double sum = 0;
-    for (size_t i = losses_.size() - n; i < losses_.size(); ++i) sum += losses_[i];
-    return sum / n;
+    for (double loss : recent_) sum += loss;
+    return sum / static_cast<double>(recent_.size());
+  }
+
+  void AddLoss(double loss) {
+    losses_.push_back(loss);
+    recent_.push_back(loss);
+    while (recent_.size() > static_cast<size_t>(std::max(1, e_.train().log_every()))) recent_.pop_front();
   }
 
   // Evaluates at every eval length; returns whether every exact accuracy reached early_stop_accuracy.
   absl::StatusOr<bool> Evaluate(int64_t num_batches, bool final) {
+    // A non-finite model has no accuracy worth printing: a DivergenceError instead.
+    RETURN_IF_ERROR(train::CheckFinite(state_));
     const TrainSpec& t = e_.train();
     std::map<std::string, double> scalars;
     EvalPoint* point = final ? nullptr : partial_.add_curve();
@@ -271,7 +335,8 @@ class PointTrainer {
     return t.early_stop_accuracy() > 0 && all_done;
   }
 
-  void LogProgress(const train::StepMetrics& m, int64_t first_step, int64_t tokens) {
+  // A metric that cannot be written (a full disk) stops the run: a log with holes would mislead.
+  absl::Status LogProgress(const train::StepMetrics& m, int64_t first_step, int64_t tokens) {
     const TrainSpec& t = e_.train();
     const double elapsed = Seconds(start_);
     const double rate = (state_.step - first_step) / std::max(elapsed, 1e-9);
@@ -280,14 +345,26 @@ class PointTrainer {
                                 {"train/grad_norm", m.grad_norm},
                                 {"train/lr", m.lr},
                                 {"train/tokens_per_s", tokens / elapsed}});
-    if (!s.ok()) progress_ << "warning: metrics not logged: " << s.message() << "\n";
+    RETURN_IF_ERROR(s);
     progress_ << absl::StrFormat(
         "[%s] step %d/%d loss %.4f%s %.0f tok/s, %s left\n", name_, state_.step, t.steps(), m.loss,
         last_exact_ >= 0 ? absl::StrFormat(" acc@%d %.3f", e_.eval().lengths(0), last_exact_) : std::string(),
         tokens / elapsed, FormatDuration((t.steps() - state_.step) / rate));
+    return absl::OkStatus();
   }
 
+  // Divergence, seen by the step (loss, gradient norm) or in the updated state (before an evaluation or
+  // a checkpoint), stops the point: the state is not saved, and the point is recorded as diverged
+  // (accuracy 0), so a learning-rate sweep can go on with the other rates.
   absl::Status Train() {
+    absl::Status s = TrainSteps();
+    if (!train::IsDivergence(s)) return s;
+    progress_ << "[" << name_ << "] " << s.message() << "; the last good checkpoint is kept\n";
+    diverged_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::Status TrainSteps() {
     const TrainSpec& t = e_.train();
     const train::Schedule schedule = MakeSchedule(t);
     train::TrainStep step(model_.spec, MakeOptimizerConfig(t));
@@ -295,6 +372,7 @@ class PointTrainer {
     const int64_t first_step = state_.step;
     int64_t tokens = 0;
     while (state_.step < t.steps()) {
+      if (const int signo = StopSignal(); signo != 0) return StopWithCheckpoint(signo);
       if (options_.step_budget > 0 && state_.step - first_step >= options_.step_budget) {
         RETURN_IF_ERROR(SaveCheckpoint());
         progress_ << "[" << name_ << "] step budget reached at step " << state_.step << "; checkpointed\n";
@@ -305,17 +383,11 @@ class PointTrainer {
           task_->SampleTrain(core::FoldIn(data_key_, static_cast<uint32_t>(state_.step)), t.batch_size()));
       ASSIGN_OR_RETURN(data::Batch batch, OnDevice(std::move(host_batch), device_));
       absl::StatusOr<train::StepMetrics> m = step(&state_, batch, schedule.LearningRate(state_.step));
-      if (!m.ok() && train::IsDivergence(m.status())) {
-        // The state before the failing step is kept and nothing is checkpointed; the point is recorded
-        // as diverged (accuracy 0), so a learning-rate sweep can go on with the other rates.
-        progress_ << "[" << name_ << "] " << m.status().message() << "\n";
-        diverged_ = true;
-        return absl::OkStatus();
-      }
       RETURN_IF_ERROR(m.status());
-      losses_.push_back(m->loss);
+      AddLoss(m->loss);
       tokens += batch.tokens.numel();
-      if (state_.step % t.log_every() == 0 || state_.step == t.steps()) LogProgress(*m, first_step, tokens);
+      if (state_.step % t.log_every() == 0 || state_.step == t.steps())
+        RETURN_IF_ERROR(LogProgress(*m, first_step, tokens));
       if (state_.step % t.eval_every() == 0 || state_.step == t.steps()) {
         ASSIGN_OR_RETURN(const bool done, Evaluate(e_.eval().num_batches(), false));
         if (done) {
@@ -388,7 +460,8 @@ class PointTrainer {
   std::unique_ptr<train::MetricsLog> log_;
   std::unique_ptr<train::Evaluator> evaluator_;
   PointResult partial_;
-  std::vector<double> losses_;
+  std::vector<double> losses_;  // of this process
+  std::deque<double> recent_;   // the last log_every losses, restored on resume
   Clock::time_point start_, since_save_;
   double last_exact_ = -1;
   bool early_stopped_ = false, diverged_ = false;
@@ -404,7 +477,12 @@ absl::StatusOr<RunResult> RunPoint(const Experiment& e, const GridPoint& point, 
   }
   const fs::path dir(point_dir);
   RETURN_IF_ERROR(ResolveDevice(e).status());
-  RETURN_IF_ERROR(PrepareDirectory(e, dir, progress));
+  // One writer per point directory: a second process (another run of this sweep, a cluster job of the
+  // same point) is refused here, naming the holder, before it can replace this one's checkpoints.
+  RETURN_IF_ERROR(MakePointDirectory(dir));
+  ASSIGN_OR_RETURN(core::DirLock lock, core::DirLock::Acquire(point_dir));
+  RETURN_IF_ERROR(core::RemoveStaleTemps((dir / "checkpoints").string()).status());
+  RETURN_IF_ERROR(PrepareDirectory(e, dir, progress, &lock));
   if (e.resume()) {
     absl::StatusOr<PointResult> done = ReadPointResult(point_dir);
     if (done.ok()) {

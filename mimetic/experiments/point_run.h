@@ -6,8 +6,11 @@
 //   <point_dir>/progress.textproto   the evaluation curve and training time up to the last checkpoint
 //   <point_dir>/plots/*.png          attention maps and average masks of every layer at the end
 //   <point_dir>/result.textproto     written last: its presence marks the point as finished
+//   <point_dir>/.lock                the pid of the process writing it (core/dir_lock.h)
 //
-// A point that is run again resumes from its newest checkpoint (bit-identical losses), or, when
+// One process at a time writes a point directory (a second is refused, naming the first's pid). A
+// stop signal (stop_signal.h) checkpoints the current step and returns a StoppedError. A point that
+// is run again resumes from its newest checkpoint (bit-identical losses), or, when
 // result.textproto exists, is not run at all. A directory holding a different experiment (any field
 // that changes the trained state) is refused; evaluation and logging fields may change on a rerun.
 //

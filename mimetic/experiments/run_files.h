@@ -3,10 +3,10 @@
 //   RETURN_IF_ERROR(WriteTextFile("runs/copy/summary.md", table));
 //   ASSIGN_OR_RETURN(std::string text, ReadTextFile("runs/copy/sweep.textproto"));
 //
-// WriteTextFile is core::WriteFileAtomically: it writes `<path>.tmp`, checks every write through
-// fsync and close, and renames it over the target, so a failed write (a full disk, say) returns an
-// error and leaves the old file as it was. (Two processes writing one file at once are not guarded
-// against: a run directory has one writer.)
+// WriteTextFile is core::WriteFileAtomically: it writes a temporary of its own, checks every write
+// through fsync and close, and renames it over the target, so a failed write (a full disk, say)
+// returns an error and leaves the old file as it was. (A run directory has one writer, held by a
+// core::DirLock.)
 #ifndef MIMETIC_EXPERIMENTS_RUN_FILES_H_
 #define MIMETIC_EXPERIMENTS_RUN_FILES_H_
 

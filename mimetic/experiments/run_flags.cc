@@ -1,5 +1,8 @@
 #include "mimetic/experiments/run_flags.h"
 
+#include <sys/prctl.h>
+
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -9,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "mimetic/core/status.h"
+#include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 
 ABSL_FLAG(int, jobs, 1,
@@ -125,6 +129,9 @@ absl::StatusOr<RunOptions> OptionsFromFlags() {
 bool IsPointMode() { return !absl::GetFlag(FLAGS_point_of).empty(); }
 
 int RunPointMode() {
+  InstallStopHandlers();
+  // A --jobs parent that dies (even by kill -9) stops its children the same way, with a checkpoint.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   absl::StatusOr<RunOptions> o = OptionsFromFlags();
   if (!o.ok()) {
     std::cerr << "error: " << o.status().message() << "\n";
@@ -134,7 +141,8 @@ int RunPointMode() {
   absl::StatusOr<RunResult> r = RunSavedPoint(absl::GetFlag(FLAGS_point_of), absl::GetFlag(FLAGS_point), po);
   if (!r.ok()) {
     std::cerr << "error: " << r.status().message() << "\n";
-    return 1;
+    const int signo = StopSignalOf(r.status());
+    return signo != 0 ? 128 + signo : 1;
   }
   return 0;
 }
@@ -147,6 +155,7 @@ void ResolveOutputDir(Experiment* e) {
 }
 
 int RunAndReport(Experiment e) {
+  InstallStopHandlers();
   absl::StatusOr<RunOptions> o = OptionsFromFlags();
   if (!o.ok()) {
     std::cerr << "error: " << o.status().message() << "\n";
@@ -157,6 +166,10 @@ int RunAndReport(Experiment e) {
             << " seeds" << (e.sweep().axes().empty() ? "" : " x sweep axes") << ", " << e.train().steps()
             << " steps each; outputs in " << e.output_dir() << "/" << e.name() << "\n";
   absl::StatusOr<ExperimentSummary> s = RunExperiment(e, *o);
+  if (const int signo = StopSignalOf(s.status()); signo != 0) {
+    std::cerr << s.status().message() << "\n";
+    return 128 + signo;
+  }
   if (!s.ok()) {
     std::cerr << "error: " << s.status().message() << "\n(earlier checkpoints, results and logs are kept in "
               << e.output_dir() << "/" << e.name() << "; running the same command again resumes)\n";

@@ -32,14 +32,17 @@ absl::StatusOr<RunOptions> OptionsFromFlags();
 
 // Whether --point_of was given (then RunPointMode is the whole job of the process).
 bool IsPointMode();
-// Runs grid point --point of the sweep saved at --point_of; returns the process exit code.
+// Runs grid point --point of the sweep saved at --point_of; returns the process exit code (128 + n
+// after stop signal n, which checkpoints first: stop_signal.h). Stops the same way when the parent
+// process dies.
 int RunPointMode();
 
 // Resolves a relative output_dir against BUILD_WORKING_DIRECTORY (set by `bazel run`).
 void ResolveOutputDir(Experiment* experiment);
 
 // Runs the experiment with the flags' options, prints the summary table and where the run directory
-// is; returns the process exit code (errors are printed, with a note that finished work is kept).
+// is; returns the process exit code (errors are printed, with a note that finished work is kept;
+// 128 + n after stop signal n).
 int RunAndReport(Experiment experiment);
 
 }  // namespace mimetic::experiments

@@ -7,11 +7,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "mimetic/core/dir_lock.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/local_launcher.h"
 #include "mimetic/experiments/memory_estimate.h"
 #include "mimetic/experiments/plots.h"
 #include "mimetic/experiments/run_files.h"
+#include "mimetic/experiments/stop_signal.h"
 #include "mimetic/experiments/threads.h"
 
 namespace mimetic::experiments {
@@ -85,6 +87,9 @@ absl::Status RunInProcess(const Experiment& e, const std::vector<GridPoint>& gri
                           const RunOptions& options, std::vector<RunResult>* runs) {
   PointOptions po{options.progress, options.plots, options.step_budget};
   for (const GridPoint& p : grid) {
+    if (const int signo = StopSignal(); signo != 0) {
+      return StoppedError(signo, absl::StrCat("before grid point ", p.dir, " (finished points are kept)"));
+    }
     ASSIGN_OR_RETURN(Experiment one, PointExperiment(e, p));
     ASSIGN_OR_RETURN(RunResult r, RunPoint(one, p, (run_dir / p.dir).string(), po));
     (*runs)[p.index] = std::move(r);
@@ -126,7 +131,10 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
                        return;
                      }
                      ++done;
-                     if (ev.exit_code == 0) {
+                     if (StopSignal() != 0 && ev.exit_code == 128 + StopSignal()) {
+                       progress << absl::StrFormat("[%d/%d] stopped %s (checkpointed; see %s)\n", done,
+                                                   jobs.size(), p.dir, jobs[ev.index].log_path);
+                     } else if (ev.exit_code == 0) {
                        progress << absl::StrFormat("[%d/%d] finished %s\n", done, jobs.size(), p.dir);
                      } else {
                        progress << absl::StrFormat("[%d/%d] FAILED %s (exit %d): see %s\n", done, jobs.size(),
@@ -134,6 +142,12 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
                        failed.push_back(p.dir);
                      }
                    }));
+  if (const int signo = StopSignal(); signo != 0) {
+    return StoppedError(signo,
+                        absl::StrCat("; the child processes checkpointed and stopped (their ",
+                                     "progress.log says where); running the same command again resumes",
+                                     failed.empty() ? "" : "; failed: " + absl::StrJoin(failed, ", ")));
+  }
   if (!failed.empty()) {
     return absl::InternalError(absl::StrCat(
         failed.size(), " grid point(s) failed (their progress.log says why; ",
@@ -182,6 +196,7 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   const fs::path run_dir = fs::path(e.output_dir()) / e.name();
   summary.run_dir = run_dir.string();
   summary.runs.resize(summary.grid.size());
+  core::DirLock lock;
   for (const GridPoint& p : summary.grid) summary.runs[p.index].point = p;
   if (options.launcher == RunOptions::Launcher::kSlurm && !options.aggregate_only) {
     RETURN_IF_ERROR(SubmitToSlurm(e, run_dir, options, &summary, progress));
@@ -190,6 +205,9 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   if (!options.aggregate_only) {
     RETURN_IF_ERROR(CheckMemory(e, summary.grid, options.max_memory_bytes, options.jobs));
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
+    // One writer per run directory (its points are locked by whoever runs them: this process, or the
+    // child processes of --jobs, which do not inherit this lock).
+    ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
     if (options.jobs == 1) {
       RETURN_IF_ERROR(RunInProcess(e, summary.grid, run_dir, options, &summary.runs));
@@ -206,6 +224,8 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
                      "' holds no sweep (no sweep.textproto): nothing of experiment '", e.name(),
                      "' was run or submitted there; run it without "
                      "--aggregate first, or check output_dir and the experiment's name"));
+  } else {
+    ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
   }
   // Results of points run elsewhere (children, earlier processes, cluster jobs) come from their files.
   for (RunResult& r : summary.runs) {

@@ -14,6 +14,7 @@
 //                            learning rate chosen per variant when the sweep has a train.lr axis
 //   runs.csv                 every finished point's final numbers
 //   plots/accuracy_len<L>.png  exact accuracy against step, one line per point
+//   .lock                    the pid of the process running the sweep (one at a time; core/dir_lock.h)
 //   slurm.sbatch, slurm/     with --launcher=slurm: the batch script and its logs (slurm_launcher.h)
 #ifndef MIMETIC_EXPERIMENTS_RUNNER_H_
 #define MIMETIC_EXPERIMENTS_RUNNER_H_

@@ -18,6 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/file_util.h"
 
 namespace mimetic::init {
 namespace {
@@ -29,6 +30,20 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 std::string TestPath(const std::string& name) { return absl::StrCat(::testing::TempDir(), "/", name); }
+
+// Whether a temporary of `path`'s writes (core::TempPathFor) is left in its directory.
+bool TempLeftFor(const std::string& path) {
+  const std::string dir = core::DirName(path), base = path.substr(path.find_last_of('/') + 1);
+  DIR* d = ::opendir(dir.c_str());
+  bool found = false;
+  while (struct dirent* e = d != nullptr ? ::readdir(d) : nullptr) {
+    int64_t pid = 0;
+    const std::string name = e->d_name;
+    found = found || (name.rfind(base, 0) == 0 && core::IsTempName(name, &pid));
+  }
+  if (d != nullptr) ::closedir(d);
+  return found;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -110,7 +125,7 @@ TEST(SafetensorsTest, RoundTripIsBitExact) {
     EXPECT_EQ(back->Leaves()[i].meta(), tree.Leaves()[i].meta());
     EXPECT_EQ(LeafBytes(back->Leaves()[i]), LeafBytes(tree.Leaves()[i]));
   }
-  EXPECT_FALSE(Exists(path + ".tmp"));
+  EXPECT_FALSE(TempLeftFor(path));
 }
 
 TEST(SafetensorsTest, FileLayoutFollowsTheFormat) {
@@ -351,20 +366,23 @@ TEST(SafetensorsTest, FailedWriteLeavesEarlierFileIntact) {
   EXPECT_THAT(status.message(), HasSubstr("'layers/0/counts'"));
   EXPECT_THAT(status.message(), HasSubstr("kernel failed"));
   EXPECT_EQ(ReadFile(path), before);
-  EXPECT_FALSE(Exists(path + ".tmp"));
+  EXPECT_FALSE(TempLeftFor(path));
 
-  // The temporary file cannot be created (a directory is in the way).
-  ASSERT_EQ(::mkdir((path + ".tmp").c_str(), 0755), 0);
-  status = WriteSafetensors(path, ParamTree());
+  // The rename fails (a directory is where the file would go): the temporary is removed. (A full disk:
+  // core/file_util_test.)
+  const std::string dir_path = TestPath("atomic_dir.safetensors");
+  ASSERT_EQ(::mkdir(dir_path.c_str(), 0755), 0);
+  WriteFile(dir_path + "/inside", "x");
+  status = WriteSafetensors(dir_path, ParamTree());
   EXPECT_FALSE(status.ok());
-  EXPECT_THAT(status.message(), HasSubstr("atomic.safetensors.tmp"));
+  EXPECT_THAT(status.message(), HasSubstr("atomic_dir.safetensors.tmp"));
+  EXPECT_FALSE(TempLeftFor(dir_path));
   EXPECT_EQ(ReadFile(path), before);
-  ASSERT_EQ(::rmdir((path + ".tmp").c_str()), 0);
 
   // A successful write replaces the file.
   ASSERT_TRUE(WriteSafetensors(path, ParamTree()).ok());
   EXPECT_NE(ReadFile(path), before);
-  EXPECT_FALSE(Exists(path + ".tmp"));
+  EXPECT_FALSE(TempLeftFor(path));
 }
 
 TEST(SafetensorsTest, WriteIntoMissingDirectoryFails) {

@@ -275,26 +275,39 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const P
 absl::StatusOr<LoadedCheckpoint> LoadLatestCheckpoint(const std::string& dir, const ParamTree& like,
                                                       const LoadCheckpointOptions& options) {
   ASSIGN_OR_RETURN(std::vector<CheckpointInfo> found, ListCheckpoints(dir));
-  if (found.empty())
-    return absl::NotFoundError(absl::StrCat("no checkpoints (step_*.safetensors) in '", dir, "'"));
   std::vector<std::string> skipped;
+  bool damaged = false;  // a damaged file was skipped (not only names that lead nowhere)
   for (auto it = found.rbegin(); it != found.rend(); ++it) {
     absl::StatusOr<LoadedCheckpoint> loaded = LoadCheckpoint(it->path, like);
     if (loaded.ok()) {
       loaded->skipped = std::move(skipped);
       return loaded;
     }
-    if (!absl::IsDataLoss(loaded.status())) return loaded.status();
-    const bool older_exists = std::next(it) != found.rend();
-    if (!options.fall_back_on_corrupt) {
-      return absl::DataLossError(absl::StrCat(
-          loaded.status().message(),
-          older_exists ? absl::StrCat("; the newest older checkpoint is '", std::next(it)->path,
-                                      "' (delete or move the damaged file to resume from it, or set "
-                                      "fall_back_on_corrupt)")
-                       : std::string("; there is no older checkpoint")));
+    // A name that leads nowhere (a dangling symlink, a file deleted since the listing) is no
+    // checkpoint: the older ones are still good, and starting over from step 0 would lose them.
+    if (absl::IsNotFound(loaded.status())) {
+      skipped.push_back(absl::StrCat(it->path, ": ", loaded.status().message()));
+      continue;
     }
+    if (!absl::IsDataLoss(loaded.status())) return loaded.status();
+    if (!options.fall_back_on_corrupt) {
+      // Name an older checkpoint to resume from only after checking that it reads.
+      std::string advice = "; no older checkpoint reads either";
+      for (auto older = std::next(it); older != found.rend(); ++older) {
+        if (LoadCheckpoint(older->path, like).ok()) {
+          advice = absl::StrCat("; the newest older checkpoint that reads is '", older->path,
+                                "' (move the damaged file away to resume from it)");
+          break;
+        }
+      }
+      return absl::DataLossError(absl::StrCat(loaded.status().message(), advice));
+    }
+    damaged = true;
     skipped.push_back(absl::StrCat(it->path, ": ", loaded.status().message()));
+  }
+  if (!damaged) {
+    return absl::NotFoundError(absl::StrCat("no checkpoints (step_*.safetensors) in '", dir, "'",
+                                            skipped.empty() ? "" : ": " + absl::StrJoin(skipped, "; ")));
   }
   return absl::DataLossError(
       absl::StrCat("every checkpoint in '", dir, "' is damaged: ", absl::StrJoin(skipped, "; ")));

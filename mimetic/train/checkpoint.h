@@ -24,9 +24,11 @@
 // Corruption: because of the above, a newest checkpoint that does not read is not an interrupted write
 // but real damage (disk, a user's edit, a copy cut short). LoadLatestCheckpoint therefore does NOT fall
 // back to an older checkpoint by default: it fails with DataLoss naming the bad file, the error, and the
-// newest older checkpoint to use instead. Set `LoadCheckpointOptions::fall_back_on_corrupt` to skip
-// unreadable files (they are listed in LoadedCheckpoint::skipped). A checkpoint that reads but does not
-// match `like` (a different model) is never skipped: that is a configuration error.
+// newest older checkpoint that was checked to read (to move the damaged file away and resume from it).
+// A library caller may set `LoadCheckpointOptions::fall_back_on_corrupt` to skip unreadable files
+// (listed in LoadedCheckpoint::skipped); the runner does not. A name that leads nowhere (a dangling
+// symlink) is skipped always: it holds no data to lose. A checkpoint that reads but does not match
+// `like` (a different model) is never skipped: that is a configuration error.
 #ifndef MIMETIC_TRAIN_CHECKPOINT_H_
 #define MIMETIC_TRAIN_CHECKPOINT_H_
 

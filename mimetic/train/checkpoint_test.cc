@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -105,7 +106,9 @@ TEST(CheckpointTest, RoundTripIsBitExact) {
   ASSERT_TRUE(
       SaveCheckpoint(dir, state, key, {{"config", "task: COPY\nlength: 64"}, {"git", "abc123"}}).ok());
   ASSERT_TRUE(Exists(dir + "/step_00000007.safetensors"));
-  EXPECT_FALSE(Exists(dir + "/step_00000007.safetensors.tmp"));
+  int files = 0;  // the checkpoint and no temporary
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 1);
 
   auto loaded = LoadLatestCheckpoint(dir, Params(-3.0f));  // `like` gives structure only
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -127,7 +130,7 @@ TEST(CheckpointTest, LatestIsChosenByStepNotByWriteOrder) {
     ASSERT_TRUE(SaveCheckpoint(dir, State(step), FoldIn(key, static_cast<uint32_t>(step)), {}).ok());
   }
   // Distractors: a leftover temporary file, an unrelated file, a name with a non-digit.
-  WriteFile(dir + "/step_900000000.safetensors.tmp", "partial");
+  WriteFile(dir + "/step_900000000.safetensors.tmp.999999999.0", "partial");
   WriteFile(dir + "/notes.txt", "hello");
   WriteFile(dir + "/step_9x.safetensors", "nope");
 
@@ -187,6 +190,39 @@ TEST(CheckpointTest, TruncatedNewestIsAnErrorUnlessFallingBack) {
   EXPECT_EQ(fallback->data_key, Key::FromSeed(1));
   ASSERT_EQ(fallback->skipped.size(), 1u);
   EXPECT_THAT(fallback->skipped[0], HasSubstr("step_00000020"));
+}
+
+TEST(CheckpointTest, TheOlderCheckpointRecommendedIsOneThatReads) {
+  const std::string dir = TestDir("recommend");
+  for (int step : {10, 20, 30}) ASSERT_TRUE(SaveCheckpoint(dir, State(step), Key::FromSeed(1), {}).ok());
+  WriteFile(dir + "/step_00000030.safetensors", "garbage");
+  WriteFile(dir + "/step_00000020.safetensors", "garbage too");
+  auto strict = LoadLatestCheckpoint(dir, Params());
+  ASSERT_TRUE(absl::IsDataLoss(strict.status())) << strict.status();
+  // Not step 20, which is damaged as well; and no setting that nothing can set.
+  EXPECT_THAT(strict.status().message(),
+              HasSubstr("newest older checkpoint that reads is '" + dir + "/step_00000010.safetensors'"));
+  EXPECT_THAT(strict.status().message(), ::testing::Not(HasSubstr("fall_back_on_corrupt")));
+  WriteFile(dir + "/step_00000010.safetensors", "and this");
+  EXPECT_THAT(LoadLatestCheckpoint(dir, Params()).status().message(),
+              HasSubstr("no older checkpoint reads either"));
+}
+
+TEST(CheckpointTest, ADanglingSymlinkAsTheNewestFallsBackToTheGoodOlderOne) {
+  // It used to be NotFound, which a resuming run takes for "no checkpoint": a restart from step 0.
+  const std::string dir = TestDir("dangling");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(10), Key::FromSeed(1), {}).ok());
+  ASSERT_EQ(::symlink("/nonexistent/step.safetensors", (dir + "/step_00000020.safetensors").c_str()), 0);
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->state.step, 10);
+  ASSERT_EQ(loaded->skipped.size(), 1u);
+  EXPECT_THAT(loaded->skipped[0], HasSubstr("step_00000020"));
+  // Only dangling names: as if there were no checkpoint.
+  const std::string only = TestDir("only_dangling");
+  ASSERT_EQ(::mkdir(only.c_str(), 0755), 0);
+  ASSERT_EQ(::symlink("/nonexistent/x", (only + "/step_00000005.safetensors").c_str()), 0);
+  EXPECT_TRUE(absl::IsNotFound(LoadLatestCheckpoint(only, Params()).status()));
 }
 
 TEST(CheckpointTest, FlippedDataByteFailsTheChecksum) {

@@ -113,6 +113,30 @@ absl::StatusOr<std::vector<ParamTree>> TrainStep::Traced(absl::Span<const ParamT
   return std::vector<ParamTree>{out_p, out_m, out_v, metrics};
 }
 
+absl::Status CheckFinite(const TrainState& state) {
+  const std::pair<const char*, const ParamTree*> trees[] = {
+      {"parameter", &state.params}, {"first moment of", &state.m}, {"second moment of", &state.v}};
+  for (const auto& [what, tree] : trees) {
+    for (size_t i = 0; i < tree->size(); ++i) {
+      ASSIGN_OR_RETURN(Tensor host, tree->Leaves()[i].ToDevice(core::Device::kCpu));
+      int64_t bad = 0;
+      if (host.dtype() == core::DType::kF32) {
+        const float* x = host.data<float>();
+        for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
+      } else if (host.dtype() == core::DType::kF64) {
+        const double* x = host.data<double>();
+        for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
+      }
+      if (bad > 0) {
+        return DivergenceError(absl::StrCat("training diverged by step ", state.step, ": ", what, " '",
+                                            tree->Paths()[i], "' holds ", bad, " of ", host.numel(),
+                                            " values that are NaN or infinite"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data::Batch& batch, double lr) {
   RETURN_IF_ERROR(state->m.CheckSameStructure(state->params));
   RETURN_IF_ERROR(state->v.CheckSameStructure(state->params));
@@ -151,6 +175,12 @@ absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data:
   if (!std::isfinite(metrics.loss)) {
     return DivergenceError(absl::StrCat("training diverged at step ", state->step, ": loss ", metrics.loss,
                                         " (lr ", lr, "); the state before this step is kept"));
+  }
+  // A finite loss with an overflowing gradient would clip by max_norm / inf = 0 and write NaN (0 * inf).
+  if (!std::isfinite(metrics.grad_norm)) {
+    return DivergenceError(absl::StrCat("training diverged at step ", state->step, ": gradient norm ",
+                                        metrics.grad_norm, " (lr ", lr,
+                                        "); the state before this step is kept"));
   }
   state->params = std::move(out[0]);
   state->m = std::move(out[1]);

@@ -50,6 +50,12 @@ struct StepMetrics {
 absl::Status DivergenceError(const std::string& message);
 bool IsDivergence(const absl::Status& status);
 
+// A DivergenceError naming the first parameter or optimizer moment that holds a NaN or an infinity
+// (OK when every value is finite). The step's own check sees only the loss and gradient norm before
+// the update; this sees the updated state, before it is saved or evaluated. Copies device leaves to
+// the host.
+absl::Status CheckFinite(const TrainState& state);
+
 class TrainStep {
  public:
   TrainStep(models::ModelSpec spec, OptimizerConfig config);

@@ -1,5 +1,7 @@
 #include "mimetic/train/train_step.h"
 
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/random.h"
@@ -15,7 +17,8 @@ namespace {
 
 models::ModelSpec Spec() {
   return models::ParseModelSpec(
-             "vocab_size: 8 d_model: 32 n_layer: 2 default_layer { mamba2 { d_state: 8 headdim: 16 chunk_size: 16 } }")
+             "vocab_size: 8 d_model: 32 n_layer: 2 default_layer { mamba2 { d_state: 8 headdim: 16 "
+             "chunk_size: 16 } }")
       .value();
 }
 
@@ -76,7 +79,8 @@ TEST(TrainStepTest, JittedStepEqualsAnEagerStepBitForBit) {
   TrainStep fresh(spec, OptimizerConfig{});
   fresh(&eager, b1, 2e-3).value();
   for (const std::string& path : params.Paths()) {
-    EXPECT_EQ(replayed.params.Get(path)->ToVector<float>().value(), eager.params.Get(path)->ToVector<float>().value())
+    EXPECT_EQ(replayed.params.Get(path)->ToVector<float>().value(),
+              eager.params.Get(path)->ToVector<float>().value())
         << path;
   }
 }
@@ -91,6 +95,21 @@ TEST(TrainStepTest, BadBatchIsAStatusAndLeavesTheStateAlone) {
   absl::Status s = step(&state, bad, 1e-3).status();
   EXPECT_THAT(s.message(), ::testing::HasSubstr("500"));
   EXPECT_EQ(state.step, 0);
+}
+
+TEST(CheckFiniteTest, NamesTheFirstNonFiniteLeafAsADivergence) {
+  TrainState state = InitTrainState(models::Init(core::Key::FromSeed(1), Spec()).value()).value();
+  EXPECT_TRUE(CheckFinite(state).ok());
+  const std::string bad = state.v.Paths()[3];
+  state.v = state.v.MapWithPath([&](const std::string& path, const core::Tensor& t) {
+    if (path != bad) return t;
+    std::vector<float> values(t.numel(), 0.5f);
+    values[1] = std::numeric_limits<float>::infinity();
+    return core::Tensor::FromHost<float>(t.shape(), values).value();
+  });
+  absl::Status s = CheckFinite(state);
+  EXPECT_TRUE(IsDivergence(s));
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("second moment of '" + bad + "' holds 1 of"));
 }
 
 }  // namespace
