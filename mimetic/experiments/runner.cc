@@ -72,9 +72,13 @@ absl::Status SubmitToSlurm(const Experiment& e, const fs::path& run_dir, const R
     }
     RETURN_IF_ERROR(fits);
   }
+  // A submission writes the sweep's config and script: the same one-writer lock as a local run, held
+  // until sbatch has answered (array elements lock only their own point directories).
+  core::DirLock lock;
   if (!options.slurm.dry_run) {
     RETURN_IF_ERROR(CheckSlurmReady(options.slurm));  // before the run directory is made
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
+    ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
   }
   ASSIGN_OR_RETURN(summary->submitted, SubmitSweep(e, summary->grid, run_dir.string(), SelfBinary(options),
