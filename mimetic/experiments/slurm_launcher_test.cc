@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/dir_lock.h"
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/files.h"
 #include "mimetic/experiments/runner.h"
@@ -241,6 +242,22 @@ TEST_F(FakeSlurmTest, ASecondSubmissionWhileTheFirstArrayIsActiveIsRefused) {
   EXPECT_TRUE(RunExperiment(Sweep(out), SlurmRun(&progress)).ok());
   const std::string calls = Calls();
   EXPECT_EQ(std::count(calls.begin(), calls.end(), '\n'), 2);  // sbatch ran twice, not three times
+}
+
+TEST_F(FakeSlurmTest, ASubmissionIsRefusedWhileAnotherProcessWritesTheRunDirectory) {
+  const std::string out = Fresh("locked");
+  FakeSbatch("echo 4242\n");
+  const fs::path run_dir = fs::path(AbsolutePath(out)) / "tiny";
+  fs::create_directories(run_dir);
+  // A local run of the same sweep holds the directory (here: this process, through a second lock).
+  absl::StatusOr<core::DirLock> held = core::DirLock::Acquire(run_dir.string());
+  ASSERT_TRUE(held.ok()) << held.status();
+  std::ostringstream progress;
+  absl::Status s = RunExperiment(Sweep(out), SlurmRun(&progress)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("pid"));
+  EXPECT_EQ(Calls(), "");  // sbatch never ran
+  EXPECT_FALSE(fs::exists(run_dir / "sweep.textproto"));
 }
 
 TEST_F(FakeSlurmTest, ARejectedScriptShowsSbatchsMessage) {
