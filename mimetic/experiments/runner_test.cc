@@ -93,6 +93,31 @@ TEST(RunnerTest, WritesEveryOutputAndTheSameSeedGivesIdenticalMetrics) {
   EXPECT_THAT(log_a.str(), HasSubstr("tok/s"));
 }
 
+// eval.task replaces the training task in evaluation only: naming the training task itself changes
+// nothing, another task changes the accuracies but not the training.
+TEST(RunnerTest, EvalTaskIsWhatEvaluationSamplesFrom) {
+  std::ostringstream sink;
+  Experiment plain = Small(::testing::TempDir() + "/eval_plain", 12);
+  Experiment same = Small(::testing::TempDir() + "/eval_same", 12);
+  *same.mutable_eval()->mutable_task() = same.task();
+  Experiment other = Small(::testing::TempDir() + "/eval_other", 12);
+  other.mutable_eval()->mutable_task()->mutable_copy()->set_vocab(2);
+  ExperimentSummary sp = RunExperiment(plain, Quiet(&sink)).value();
+  ExperimentSummary ss = RunExperiment(same, Quiet(&sink)).value();
+  ExperimentSummary so = RunExperiment(other, Quiet(&sink)).value();
+  ASSERT_EQ(sp.runs.size(), 2u);
+  bool any_differs = false;
+  for (size_t i = 0; i < sp.runs.size(); ++i) {
+    EXPECT_EQ(sp.runs[i].losses, ss.runs[i].losses);
+    EXPECT_EQ(sp.runs[i].losses, so.runs[i].losses);  // training is untouched
+    for (int k = 0; k < sp.runs[i].result.final_size(); ++k) {
+      EXPECT_EQ(sp.runs[i].result.final(k).token(), ss.runs[i].result.final(k).token());
+      any_differs = any_differs || sp.runs[i].result.final(k).token() != so.runs[i].result.final(k).token();
+    }
+  }
+  EXPECT_TRUE(any_differs) << "evaluating on copy with 2 letters gave the same accuracies as with 8";
+}
+
 TEST(RunnerTest, ResumeContinuesWithBitIdenticalLossesAndKeepsTheWholeCurve) {
   const std::string full = ::testing::TempDir() + "/full", part = ::testing::TempDir() + "/part";
   std::ostringstream sink;
