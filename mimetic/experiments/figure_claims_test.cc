@@ -91,12 +91,37 @@ TEST(FigureClaimsTest, Fig6ClaimsHoldOnTheirPattern) {
   EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kReproduced);
   EXPECT_EQ(v.at("fig6.m2_default_degrades"), Verdict::kReproduced);
   EXPECT_EQ(v.at("fig6.m2_mimetic_prevents"), Verdict::kReproduced);
+  EXPECT_EQ(v.count("fig6.all"), 0u);  // 2L is informative: no stand-in at the training length
+  EXPECT_EQ(v.count("fig6.train_len.m2_mimetic_prevents"), 0u);
 }
 
 TEST(FigureClaimsTest, Fig6DefaultNeverIsNotTestedWhenNothingCopies2L) {
   const auto v = Verdicts("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
   EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
   EXPECT_EQ(v.at("fig6.m2_mimetic_consistent"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig6.m2_default_degrades"), Verdict::kNotTested);  // nothing to degrade from
+  EXPECT_EQ(v.at("fig6.all"), Verdict::kNotTested);
+  // At the training length everyone fits: no degradation, and the default "learns" (a failing pattern).
+  EXPECT_EQ(v.at("fig6.train_len.m1_default_never"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig6.train_len.m2_default_degrades"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig6.train_len.m2_mimetic_consistent"), Verdict::kReproduced);
+}
+
+// The pattern of the first cpu run: nothing copies 2L; at L mimetic fits every vocabulary while the
+// default fits only the smallest, so the stand-in claims about vocabulary size hold.
+TEST(FigureClaimsTest, Fig6StandInAtTheTrainingLengthWhenNothingCopies2L) {
+  const auto v = Verdicts("fig6", [](const GridPoint& p, int len) {
+    const int l = std::atoi(AxisOf(p, "L").c_str());
+    if (len != l) return 0.0;
+    return p.variant == "mimetic" || AxisOf(p, "V") == "4" ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig6.all"), Verdict::kNotTested);
+  EXPECT_EQ(v.at("fig6.m2_mimetic_prevents"), Verdict::kNotReproduced);  // 0 vs 0 at 2L
+  EXPECT_EQ(v.at("fig6.train_len.m2_default_degrades"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.train_len.m2_mimetic_prevents"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.train_len.m2_mimetic_consistent"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig6.train_len.m1_mimetic_degrades"), Verdict::kPartly);  // fits, does not degrade
+  EXPECT_EQ(v.at("fig6.train_len.m1_default_never"), Verdict::kNotReproduced);  // fits V = 4
 }
 
 // Fig. 8's smoke grid: widths 16, 32, depths 1, 2, copy (L 4) and MQAR (T 8). Mimetic fits L
