@@ -20,6 +20,7 @@ FigureDef MakeFig7();
 FigureDef MakeFig8();
 FigureDef MakeFig9();
 FigureDef MakeGammaFigure();
+FigureDef MakeTransferFigure();
 
 namespace {
 
@@ -37,9 +38,9 @@ std::string SetupLine(const Experiment& e, const PreparedTeacher& teacher) {
 }  // namespace
 
 const std::vector<FigureDef>& Figures() {
-  static const std::vector<FigureDef>* figures =
-      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(),
-                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure()};
+  static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
+      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(),        MakeFig5(),          MakeFig6(),
+      MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure(), MakeTransferFigure()};
   return *figures;
 }
 

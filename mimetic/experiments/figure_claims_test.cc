@@ -177,3 +177,70 @@ TEST(FigureClaimsTest, Fig7ClaimsFailWhenBothInitsAreTheSame) {
 
 }  // namespace
 }  // namespace mimetic::experiments
+
+namespace mimetic::experiments {
+namespace {
+
+// exact(point, length, step): each run's exact accuracy at an evaluated step (100 ... 800) and, at step
+// 800, its final one, for the claims that read the curves (when a variant first reaches a level).
+using CurveFn = std::function<double(const GridPoint&, int, int64_t)>;
+
+std::map<std::string, Verdict> CurveVerdicts(const std::string& figure, const CurveFn& exact) {
+  FigureRun run;
+  run.preset = "smoke";
+  run.experiment = LoadPreset(Root(), figure, "smoke", {}).value();
+  run.summary.runs.clear();
+  const std::vector<GridPoint> grid = ExpandGrid(run.experiment).value();
+  for (const GridPoint& p : grid) {
+    RunResult r;
+    r.point = p;
+    r.finished = true;
+    for (int64_t step = 100; step <= 800; step += 100) {
+      EvalPoint* e = r.result.add_curve();
+      e->set_step(step);
+      for (int len : run.experiment.eval().lengths()) {
+        LengthAccuracy* a = e->add_accuracy();
+        a->set_length(len);
+        a->set_exact(exact(p, len, step));
+        if (step == 800) *r.result.add_final() = *a;
+      }
+    }
+    run.summary.runs.push_back(r);
+  }
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  std::map<std::string, Verdict> out;
+  const std::vector<Claim> claims = FindFigure(figure).value()->claims(run).value();
+  for (const Claim& c : claims) out[c.id] = c.verdict;
+  return out;
+}
+
+// The transfer's smoke preset evaluates at 4 and 8. The pattern the transfer paper predicts: the
+// transferred Mamba fits L by step 200, the default only by step 600 (and less), mimetic near the transfer.
+TEST(FigureClaimsTest, TransferClaimsHoldWhenTheTransferFitsFirstAndMimeticFollows) {
+  const auto v = CurveVerdicts("transfer", [](const GridPoint& p, int len, int64_t step) {
+    const double at2l = len == 8 ? 0.5 : 1.0;
+    if (p.variant == "transfer") return step >= 200 ? 0.95 * at2l : 0.1;
+    if (p.variant == "mimetic") return step >= 300 ? 0.9 * at2l : 0.1;
+    return step >= 600 ? 0.55 * at2l : 0.0;
+  });
+  EXPECT_EQ(v.at("transfer.fits_faster"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("transfer.fits_better"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("transfer.mimetic_close"), Verdict::kReproduced);
+}
+
+// The opposite: the transfer starts no better than the default, and mimetic ends far below it.
+TEST(FigureClaimsTest, TransferClaimsFailWhenTheTransferIsNoBetterThanTheDefault) {
+  const auto v = CurveVerdicts("transfer", [](const GridPoint& p, int len, int64_t step) {
+    if (p.variant == "mimetic") return 0.1;
+    return step >= 300 ? (len == 4 ? 0.8 : 0.3) : 0.0;  // transfer and default alike
+  });
+  EXPECT_EQ(v.at("transfer.fits_faster"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("transfer.fits_better"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("transfer.mimetic_close"), Verdict::kNotReproduced);
+  // A transfer that fits nothing leaves nothing for mimetic to get close to.
+  const auto none = CurveVerdicts("transfer", [](const GridPoint&, int, int64_t) { return 0.0; });
+  EXPECT_EQ(none.at("transfer.mimetic_close"), Verdict::kNotTested);
+}
+
+}  // namespace
+}  // namespace mimetic::experiments

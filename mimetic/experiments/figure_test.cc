@@ -29,7 +29,8 @@ std::string Read(const fs::path& p) {
 // picture, claims and summary, then the report.
 TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
   const std::string out = ::testing::TempDir() + "/paper_smoke";
-  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
+  const std::string cmd = Root() +
+                          "/mimetic/experiments/figure --figure=all --preset=smoke --output_dir=" + out +
                           " > " + out + ".log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
   for (const FigureDef& f : Figures()) {
@@ -51,8 +52,8 @@ TEST(FigureTest, EverySmokeFigureAndTheReportAreWritten) {
 TEST(FigureTest, SlurmDryRunOfEveryFigurePrintsOneScriptEachAndWritesNothing) {
   const std::string out = ::testing::TempDir() + "/slurm_dry";
   const std::string cmd = Root() + "/mimetic/experiments/figure --figure=all --preset=smoke " +
-                          "--launcher=slurm --dry_run --slurm_partition=gpu --output_dir=" + out + " > " + out +
-                          ".log 2>&1";
+                          "--launcher=slurm --dry_run --slurm_partition=gpu --output_dir=" + out + " > " +
+                          out + ".log 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << Read(out + ".log");
   const std::string log = Read(out + ".log");
   for (const FigureDef& f : Figures()) {
@@ -71,8 +72,9 @@ TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
               HasSubstr("out of range"));
   const std::string out = ::testing::TempDir() + "/bad";
-  const std::string cmd = Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" +
-                          out + " > " + out + ".log 2>&1";
+  const std::string cmd =
+      Root() + "/mimetic/experiments/figure --figure=fig1 --preset=smoke --jobs=0 --output_dir=" + out +
+      " > " + out + ".log 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);
   EXPECT_THAT(Read(out + ".log"), HasSubstr("--jobs=0; expected >= 1"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "fig1_smoke"));
@@ -98,6 +100,8 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
       {"fig6", 2, 1024, 5000, 5, 50, {50, 100, 200}, "mamba2", 0},         // the arch axis sets the mixer
       {"fig8", 2, 1024, 5000, 5, 50, {50, 100, 256, 512}, "mamba2", 128},  // the axes set width and depth
       {"fig7", 2, 1024, 5000, 5, 50, {50, 100, 150, 200}, "mamba2", 0},    // the N axis sets the state
+      // The transfer paper states no copy setting: the mimetic paper's copy setup in the transfer's shape.
+      {"transfer", 4, 512, 5000, 5, 50, {50, 100}, "mamba2", 64},
   };
   for (const PaperSettings& p : table) {
     SCOPED_TRACE(p.figure);
@@ -158,6 +162,22 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
   Experiment fig7 = LoadPreset(Root(), "fig7", "paper", {}).value();
   EXPECT_EQ(fig7.model().default_layer().mamba2().headdim(), 64);
   EXPECT_THAT(fig7.sweep().axes(0).values(), ::testing::ElementsAre("16", "32", "64", "128", "256", "512"));
+  // The transfer: attention heads x head dim = the Mamba 2's d_inner = ngroups x d_state (expand 1),
+  // attention at layers 1 and 3 of the teacher, which trains as long as the students.
+  Experiment transfer = LoadPreset(Root(), "transfer", "paper", {}).value();
+  const models::Mamba2Spec& m2 = transfer.model().default_layer().mamba2();
+  EXPECT_EQ(m2.expand(), 1);
+  const Experiment& teacher = transfer.teacher();
+  ASSERT_EQ(teacher.model().layer_overrides_size(), 2);
+  for (const models::LayerOverride& o : teacher.model().layer_overrides()) {
+    EXPECT_EQ(o.layer().attention().num_heads() * o.layer().attention().head_dim(),
+              transfer.model().d_model());
+    EXPECT_EQ(o.layer().attention().num_heads(), m2.ngroups());
+    EXPECT_EQ(o.layer().attention().head_dim(), m2.d_state());
+  }
+  EXPECT_EQ(teacher.train().steps(), 5000);
+  EXPECT_EQ(teacher.task().copy().max_len(), 50);
+  EXPECT_THAT(transfer.variants(0).init(1).layers(), ::testing::ElementsAre(1, 3));
   // Fig. 3: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, c = 8, b = 0.54, 16 combinations.
   Experiment fig3 = LoadPreset(Root(), "fig3", "paper", {}).value();
   std::vector<GridPoint> grid = ExpandGrid(fig3).value();
@@ -172,21 +192,36 @@ TEST(FigureTest, PaperPresetsRunAFewStepsOnTheCpu) {
   for (const FigureDef& f : Figures()) {
     SCOPED_TRACE(f.id);
     const std::string out = ::testing::TempDir() + "/paper_steps";
-    Experiment e = LoadPreset(Root(), f.id, "paper",
-                              {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
-                               "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
-                       .value();
+    Experiment e =
+        LoadPreset(Root(), f.id, "paper",
+                   {"output_dir=" + out, "train.steps=1", "train.batch_size=1", "eval.batch_size=1",
+                    "eval.num_batches=1", "eval.final_batches=1", "train.eval_every=1"})
+            .value();
+    std::ostringstream sink;
+    if (e.has_teacher()) {
+      // A teacher stage trains first (one step here) and the sweep reads its file.
+      for (const std::string& set :
+           {"teacher.train.steps=1", "teacher.train.batch_size=1", "teacher.eval.batch_size=1",
+            "teacher.eval.num_batches=1", "teacher.eval.final_batches=1", "teacher.train.eval_every=1"}) {
+        ASSERT_TRUE(ApplyOverride(set, &e).ok()) << set;
+      }
+      RunOptions o;
+      o.progress = &sink;
+      o.plots = false;
+      e = PrepareTeacher(e, o).value().experiment;
+    }
     std::vector<GridPoint> grid = ExpandGrid(e).value();
     Experiment one = PointExperiment(e, grid[0]).value();
-    std::ostringstream sink;
-    RunResult r = RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
+    RunResult r =
+        RunPoint(one, grid[0], out + "/" + f.id + "/" + grid[0].dir, PointOptions{&sink, false, 0}).value();
     EXPECT_TRUE(r.finished);
     EXPECT_EQ(r.losses.size(), 1u);
   }
 }
 
 // Claims on synthetic results: a run where the paper's Fig. 1 claims hold, and one where they fail.
-RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l, int64_t reach_step) {
+RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l,
+                    int64_t reach_step) {
   RunResult r;
   r.point.variant = variant;
   r.point.seed = seed;
@@ -209,7 +244,8 @@ RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, d
   return r;
 }
 
-std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l, int64_t reach) {
+std::map<std::string, Verdict> Fig1Verdicts(double default_l, double default_2l, double mimetic_2l,
+                                            int64_t reach) {
   FigureRun run;
   run.preset = "cpu";
   run.experiment = LoadPreset(Root(), "fig1", "cpu", {"eval.lengths=[25, 50]"}).value();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/checkpoint_init.h"
@@ -23,6 +24,7 @@ std::string OneLine(const google::protobuf::Message& m) {
   google::protobuf::TextFormat::Printer p;
   p.SetSingleLineMode(true);
   p.PrintToString(m, &text);
+  absl::StripTrailingAsciiWhitespace(&text);
   return text;
 }
 
@@ -66,6 +68,13 @@ absl::StatusOr<PreparedTeacher> PrepareTeacher(const Experiment& experiment, con
   if (t.name().empty()) t.set_name("teacher");
   t.set_output_dir((fs::path(experiment.output_dir()) / experiment.name()).string());
   if (!t.has_device()) t.set_device(experiment.device());
+  if (options.launcher == RunOptions::Launcher::kSlurm && options.slurm.dry_run && !options.aggregate_only) {
+    // Nothing may be written: say what would happen, leave the teacher entries as they are.
+    out.description = absl::StrCat("dry run: the teacher would first train here in ",
+                                   (fs::path(t.output_dir()) / t.name()).string(),
+                                   " and the submitted sweep read its teacher.safetensors");
+    return out;
+  }
   RunOptions local = options;
   local.launcher = RunOptions::Launcher::kLocal;
   local.jobs = 1;

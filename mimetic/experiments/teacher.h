@@ -29,7 +29,8 @@ struct PreparedTeacher {
 };
 
 // Trains the teacher (resuming; the local launcher whatever options.launcher is, since the sweep needs
-// its file) and rewrites the experiment; an experiment without a teacher comes back as it is.
+// its file: with Slurm it trains on the submitting machine) and rewrites the experiment; an experiment
+// without a teacher, or any under a Slurm dry run (which writes nothing), comes back as it is.
 // FailedPrecondition when the teacher did not finish (options.step_budget, a stop), naming its directory.
 absl::StatusOr<PreparedTeacher> PrepareTeacher(const Experiment& experiment, const RunOptions& options);
 
