@@ -3,10 +3,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/status.h"
 #include "mimetic/init/pretrained.h"
@@ -238,6 +240,44 @@ absl::StatusOr<init::Transform> MakeCheckpointTransform(const InitTransform& t) 
         }
         return out;
       });
+}
+
+absl::StatusOr<std::vector<std::string>> PretrainedPathOverrides(const Experiment& e,
+                                                                 const std::string& flag) {
+  std::map<std::string, std::string> by_name;  // "" = every published model
+  for (absl::string_view item : absl::StrSplit(flag, ',', absl::SkipEmpty())) {
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos) {
+      by_name[""] = std::string(item);
+    } else {
+      by_name[std::string(item.substr(0, eq))] = std::string(item.substr(eq + 1));
+    }
+  }
+  std::vector<std::string> out;
+  std::set<std::string> used;
+  for (int i = 0; i < e.variants_size(); ++i) {
+    for (int j = 0; j < e.variants(i).init_size(); ++j) {
+      const InitTransform& t = e.variants(i).init(j);
+      if (!IsCheckpointKind(t) || !CheckpointOf(t).has_name() || !CheckpointOf(t).path().empty()) continue;
+      const std::string& name = CheckpointOf(t).name();
+      auto it = by_name.count(name) ? by_name.find(name) : by_name.find("");
+      if (it == by_name.end()) continue;
+      used.insert(it->first);
+      out.push_back(absl::StrCat("variants[", i, "].init[", j, "].", KindName(t), ".path=", it->second));
+    }
+  }
+  for (const auto& [name, path] : by_name) {
+    if (!name.empty() && !used.count(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pretrained: no init entry of experiment '", e.name(), "' uses ", name));
+    }
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pretrained=", flag, ": experiment '", e.name(),
+        "' has no init entry of a published model without a file (pretrained / transplant with name:)"));
+  }
+  return out;
 }
 
 }  // namespace mimetic::experiments

@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mimetic/experiments/experiment.pb.h"
@@ -54,6 +55,13 @@ absl::Status CheckCheckpointInit(const InitTransform& t, const models::ModelSpec
 // and transfer_from_attention apply to `layers` (empty: every layer / every Mamba 2 layer), target
 // layer i taking checkpoint layer source_layer, or layer i when source_layer is unset.
 absl::StatusOr<init::Transform> MakeCheckpointTransform(const InitTransform& t);
+
+// The --pretrained flag as config overrides ("variants[0].init[0].pretrained.path=/data/m.safetensors"): the
+// entries of `e` (parsed, not yet validated) that name a published model and have no path get the file.
+// `flag` is "/path/model.safetensors" (every such entry) or "name=/path,name=/path" per published model.
+// InvalidArgument when no entry needs a file, or a named model is used by none.
+absl::StatusOr<std::vector<std::string>> PretrainedPathOverrides(const Experiment& e,
+                                                                 const std::string& flag);
 
 }  // namespace mimetic::experiments
 

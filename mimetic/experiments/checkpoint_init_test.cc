@@ -178,5 +178,38 @@ TEST(CheckpointInitTest, TeacherEntriesNeedTheExperimentsTeacher) {
   EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("reparameterize: false"));
 }
 
+// --pretrained: the published-model entries without a file get it, one path for all or one per model.
+TEST(CheckpointInitTest, PretrainedPathOverridesFillThePublishedEntries) {
+  Experiment e = ParseExperiment(R"pb(
+                   name: "p"
+                   variants {
+                     name: "a"
+                     init { pretrained { name: "state-spaces/mamba-130m" } }
+                   }
+                   variants {
+                     name: "b"
+                     init { mimetic {} }
+                     init { transplant { name: "state-spaces/mamba-370m" } }
+                   }
+                   variants {
+                     name: "c"
+                     init { transplant { name: "state-spaces/mamba-370m" path: "/given" } }
+                   }
+                 )pb")
+                     .value();
+  EXPECT_THAT(PretrainedPathOverrides(e, "/m.safetensors").value(),
+              ::testing::ElementsAre("variants[0].init[0].pretrained.path=/m.safetensors",
+                                     "variants[1].init[1].transplant.path=/m.safetensors"));
+  EXPECT_THAT(
+      PretrainedPathOverrides(e, "state-spaces/mamba-370m=/b.st,state-spaces/mamba-130m=/a.st").value(),
+      ::testing::ElementsAre("variants[0].init[0].pretrained.path=/a.st",
+                             "variants[1].init[1].transplant.path=/b.st"));
+  EXPECT_THAT(PretrainedPathOverrides(e, "state-spaces/mamba2-130m=/x").status().message(),
+              HasSubstr("uses state-spaces/mamba2-130m"));
+  e.clear_variants();
+  EXPECT_THAT(PretrainedPathOverrides(e, "/m.safetensors").status().message(),
+              HasSubstr("has no init entry of a published model without a file"));
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

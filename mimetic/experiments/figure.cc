@@ -19,6 +19,8 @@ FigureDef MakeFig6();
 FigureDef MakeFig7();
 FigureDef MakeFig8();
 FigureDef MakeFig9();
+FigureDef MakeFig10();
+FigureDef MakeFig11();
 FigureDef MakeGammaFigure();
 FigureDef MakeTransferFigure();
 
@@ -39,8 +41,8 @@ std::string SetupLine(const Experiment& e, const PreparedTeacher& teacher) {
 
 const std::vector<FigureDef>& Figures() {
   static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
-      MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(),        MakeFig5(),          MakeFig6(),
-      MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure(), MakeTransferFigure()};
+      MakeFig1(), MakeFig2(), MakeFig3(),  MakeFig4(),  MakeFig5(),        MakeFig6(),          MakeFig7(),
+      MakeFig8(), MakeFig9(), MakeFig10(), MakeFig11(), MakeGammaFigure(), MakeTransferFigure()};
   return *figures;
 }
 

@@ -244,3 +244,54 @@ TEST(FigureClaimsTest, TransferClaimsFailWhenTheTransferIsNoBetterThanTheDefault
 
 }  // namespace
 }  // namespace mimetic::experiments
+
+namespace mimetic::experiments {
+namespace {
+
+// Fig. 10's smoke grid: tasks copy4 and mqar8 (eval 4, 8, 16). The paper's pattern: the fine-tuned model
+// generalises to 2L on both tasks and mimetic from scratch is close at L.
+TEST(FigureClaimsTest, Fig10ClaimsHoldWhenMimeticMatchesTheFineTunedModel) {
+  const auto v = Verdicts("fig10", [](const GridPoint& p, int len) {
+    const bool copy = AxisOf(p, "task") == "copy4";
+    const int L = copy ? 4 : 8;
+    if (len == L) return p.variant == "pretrained" ? 0.95 : 0.9;
+    return len == 2 * L ? (p.variant == "pretrained" ? 0.7 : 0.4) : 0.0;
+  });
+  EXPECT_EQ(v.at("fig10.pretrained_generalises"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig10.mimetic_close"), Verdict::kReproduced);
+}
+
+TEST(FigureClaimsTest, Fig10ClaimsFailWhenMimeticLagsAndNothingGeneralises) {
+  const auto v = Verdicts("fig10", [](const GridPoint& p, int len) {
+    const int L = AxisOf(p, "task") == "copy4" ? 4 : 8;
+    return len == L && p.variant == "pretrained" ? 0.9 : 0.1;
+  });
+  EXPECT_EQ(v.at("fig10.pretrained_generalises"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig10.mimetic_close"), Verdict::kNotReproduced);
+  // A fine-tuned model that fits neither task leaves nothing to compare with.
+  const auto none = Verdicts("fig10", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("fig10.mimetic_close"), Verdict::kNotTested);
+}
+
+// Fig. 11's smoke grid: teacher layers 0, 1, 2 (eval 4, 8). One layer stands out above the default.
+TEST(FigureClaimsTest, Fig11ClaimsHoldWhenOneTeacherLayerStandsOut) {
+  const auto v = Verdicts("fig11", [](const GridPoint& p, int len) {
+    if (len != 4) return 0.0;
+    if (p.variant != "transplant") return 0.1;
+    return AxisOf(p, "layer") == "1" ? 0.8 : 0.15;
+  });
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig11.localized"), Verdict::kReproduced);
+  // The teacher's structure needs its file, which synthetic results do not have.
+  EXPECT_EQ(v.at("fig11.good_layers_look_mimetic"), Verdict::kNotTested);
+  EXPECT_EQ(v.count("fig11.layer31"), 0u);  // a 3-layer teacher has no layer 31
+}
+
+TEST(FigureClaimsTest, Fig11ClaimsFailWhenEveryLayerIsLikeTheDefault) {
+  const auto v = Verdicts("fig11", [](const GridPoint&, int len) { return len == 4 ? 0.2 : 0.0; });
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig11.localized"), Verdict::kNotReproduced);
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
