@@ -17,6 +17,15 @@ namespace {
 
 std::string Root() { return std::string(std::getenv("TEST_SRCDIR")) + "/mimetic"; }
 
+// The figure's verdicts on `run`'s runs, once aggregated.
+std::map<std::string, Verdict> Judge(FigureRun* run, const std::string& figure) {
+  run->summary.aggregate = AggregateRuns(run->experiment, run->summary.runs);
+  std::map<std::string, Verdict> out;
+  const std::vector<Claim> claims = FindFigure(figure).value()->claims(*run).value();
+  for (const Claim& c : claims) out[c.id] = c.verdict;
+  return out;
+}
+
 // exact(point, length) gives each run's final exact accuracy; every grid point of the smoke preset
 // (2 archs x 16 combinations x its seeds) gets one.
 using ExactFn = std::function<double(const GridPoint&, int)>;
@@ -38,11 +47,7 @@ std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn
     }
     run.summary.runs.push_back(r);
   }
-  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
-  std::map<std::string, Verdict> out;
-  const std::vector<Claim> claims = FindFigure(figure).value()->claims(run).value();
-  for (const Claim& c : claims) out[c.id] = c.verdict;
-  return out;
+  return Judge(&run, figure);
 }
 
 std::string AxisOf(const GridPoint& p, const std::string& axis) {
@@ -207,11 +212,7 @@ std::map<std::string, Verdict> CurveVerdicts(const std::string& figure, const Cu
     }
     run.summary.runs.push_back(r);
   }
-  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
-  std::map<std::string, Verdict> out;
-  const std::vector<Claim> claims = FindFigure(figure).value()->claims(run).value();
-  for (const Claim& c : claims) out[c.id] = c.verdict;
-  return out;
+  return Judge(&run, figure);
 }
 
 // The transfer's smoke preset evaluates at 4 and 8. The pattern the transfer paper predicts: the
