@@ -17,9 +17,7 @@ const std::vector<std::string> kVariants = {"transfer", "default", "mimetic"};
 absl::StatusOr<Figure> Draw(const FigureRun& run) {
   const auto& lengths = run.experiment.eval().lengths();
   Figure fig;
-  fig.title =
-      "Attention-to-Mamba transfer on copy: Mamba 2 from an attention teacher vs default vs mimetic init "
-      "(dotted: training length, solid: 2x)";
+  fig.title = "Attention-to-Mamba transfer on copy vs default vs mimetic init (dotted: L, solid: 2L)";
   fig.columns = 2;
   const std::vector<int> lens(lengths.begin(), lengths.end());
   ASSIGN_OR_RETURN(CurvePanel exact, AccuracyPanel(run, "exact-string accuracy", kVariants, lens));
