@@ -1,5 +1,7 @@
 #include "mimetic/experiments/config.h"
 
+#include <optional>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +13,7 @@
 #include "mimetic/data/mqar.h"
 #include "mimetic/data/mqar_copy.h"
 #include "mimetic/experiments/achilles_tasks.h"
+#include "mimetic/experiments/checkpoint_init.h"
 #include "mimetic/experiments/field_ranges.h"
 #include "mimetic/experiments/init_config.h"
 #include "mimetic/experiments/run_files.h"
@@ -305,6 +308,38 @@ void FillVocabFromTask(Experiment* e) {
   }
 }
 
+namespace {
+
+// The teacher (experiment.proto): an ordinary experiment of one variant and one seed whose init keeps
+// mamba_ssm's parameterization, since its file is read back with its plain spec. Returns its model.
+absl::StatusOr<models::ModelSpec> ValidateTeacher(Experiment teacher) {
+  auto bad = [](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat("config: teacher: ", what));
+  };
+  if (teacher.name().empty()) teacher.set_name("teacher");
+  if (teacher.has_teacher()) return bad("has a teacher of its own; one stage of teachers only");
+  if (teacher.variants_size() != 1 || teacher.seeds_size() != 1 || teacher.sweep().axes_size() != 0) {
+    return bad(absl::StrCat("needs one variant, one seed and no sweep (it has ", teacher.variants_size(),
+                            " variants, ", teacher.seeds_size(), " seeds, ", teacher.sweep().axes_size(),
+                            " sweep axes)"));
+  }
+  absl::Status s = ValidateExperiment(&teacher);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("teacher: ", s.message()));
+  const models::ModelSpec spec = VariantModel(teacher, teacher.variants(0));
+  ASSIGN_OR_RETURN(init::Transform t, MakeTransform(teacher.variants(0)));
+  const models::ModelSpec narrow = NarrowProbe(spec);
+  ASSIGN_OR_RETURN(init::Model probe, init::MakeModel(narrow, t, core::Key::FromSeed(0)));
+  if (probe.spec.SerializeAsString() != narrow.SerializeAsString()) {
+    return bad(
+        "its init changes the model's parameterization (mimetic with reparameterize: true?); its file is "
+        "read "
+        "back with the plain spec, as a mamba_ssm checkpoint is: use mimetic { reparameterize: false }");
+  }
+  return spec;
+}
+
+}  // namespace
+
 absl::Status ValidateExperiment(Experiment* e) {
   RETURN_IF_ERROR(CheckFieldRanges(*e));
   if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
@@ -317,6 +352,10 @@ absl::Status ValidateExperiment(Experiment* e) {
   }
   if (e->variants_size() == 0)
     return Bad("variants", "[]", "at least one variant (e.g. default and mimetic)");
+  std::optional<models::ModelSpec> teacher;
+  if (e->has_teacher()) {
+    ASSIGN_OR_RETURN(teacher, ValidateTeacher(e->teacher()));
+  }
   for (int i = 0; i < e->variants_size(); ++i) {
     Variant* v = e->mutable_variants(i);
     const std::string at = absl::StrCat("variants[", i, "]");
@@ -350,10 +389,21 @@ absl::Status ValidateExperiment(Experiment* e) {
         }
       }
     }
+    // Entries that read a checkpoint are checked against its spec and file (which a narrow probe
+    // cannot load); the file is read once per process (checkpoint_init.h).
+    bool reads_checkpoint = false;
+    for (int j = 0; j < v->init_size(); ++j) {
+      if (!IsCheckpointKind(v->init(j))) continue;
+      reads_checkpoint = true;
+      absl::Status s = CheckCheckpointInit(v->init(j), spec, teacher ? &*teacher : nullptr);
+      if (!s.ok())
+        return absl::Status(s.code(), absl::StrCat("config: ", at, ".init[", j, "]: ", s.message()));
+    }
     // Build the model once on a throwaway key so transforms that do not fit fail now. Whether a
     // transform fits depends on the layers' kinds and count, not their widths, so the probe is a narrow
     // copy: a paper-sized sweep validates in milliseconds per point instead of seconds.
     ASSIGN_OR_RETURN(init::Transform t, MakeTransform(*v));
+    if (reads_checkpoint) continue;
     absl::StatusOr<init::Model> probe = init::MakeModel(NarrowProbe(spec), t, core::Key::FromSeed(0));
     if (!probe.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".init: ", probe.status().message()));

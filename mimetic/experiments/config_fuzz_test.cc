@@ -76,6 +76,7 @@ const std::map<std::string, std::string>& Prefixes() {
       {"mimetic.experiments.MimeticInit", "variants[1].init[0].mimetic."},
       {"mimetic.experiments.GammaInit", "variants[1].init[0].gamma."},
       {"mimetic.experiments.NamedInit", "variants[1].init[0].named."},
+      {"mimetic.experiments.CheckpointInit", "variants[1].init[0].transplant."},
       {"mimetic.experiments.TaskSpec", "task."},
       {"mimetic.experiments.CopyTask", "task.copy."},
       {"mimetic.experiments.MqarTask", "task.mqar."},

@@ -34,6 +34,7 @@ const std::vector<FieldRange>& Table() {
       {EXP "MimeticInit.delta_bias", -100, 100, false, false, "Δ bias (softplus⁻¹ of the initial Δ)"},
       {EXP "GammaInit.gamma", 0, 100, false, false, "scale of the default init"},
       {EXP "InitTransform.layers", 0, 4096, false, false, "layer index (< the model's layer count)"},
+      {EXP "CheckpointInit.source_layer", 0, 4096, false, false, "checkpoint layer index (< its layer count)"},
       {EXP "CopyTask.vocab", 1, kLen, false, false, "content tokens"},
       {EXP "CopyTask.min_len", 1, kLen, false, false, "string length (<= max_len)"},
       {EXP "CopyTask.max_len", 1, kLen, false, false, "string length"},

@@ -19,26 +19,30 @@ FigureDef MakeFig6();
 FigureDef MakeFig7();
 FigureDef MakeFig8();
 FigureDef MakeFig9();
+FigureDef MakeFig10();
+FigureDef MakeFig11();
 FigureDef MakeGammaFigure();
+FigureDef MakeTransferFigure();
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string SetupLine(const Experiment& e) {
+std::string SetupLine(const Experiment& e, const PreparedTeacher& teacher) {
   std::string lengths = absl::StrJoin(e.eval().lengths(), ", ");
+  const std::string note = teacher.description.empty() ? "" : absl::StrCat(". ", teacher.description);
   return absl::StrCat(e.variants_size(), " variant(s), ", e.seeds_size(), " seed(s), ", e.train().steps(),
                       " steps, batch ", e.train().batch_size(), ", evaluated at lengths ", lengths,
                       e.sweep().axes().empty() ? "" : absl::StrCat(", sweep axes: ", e.sweep().axes_size()),
-                      "; config: sweep.textproto in the run directory");
+                      "; config: sweep.textproto in the run directory", note);
 }
 
 }  // namespace
 
 const std::vector<FigureDef>& Figures() {
-  static const std::vector<FigureDef>* figures =
-      new std::vector<FigureDef>{MakeFig1(), MakeFig2(), MakeFig3(), MakeFig4(), MakeFig5(),
-                                 MakeFig6(), MakeFig7(), MakeFig8(), MakeFig9(), MakeGammaFigure()};
+  static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
+      MakeFig1(), MakeFig2(), MakeFig3(),  MakeFig4(),  MakeFig5(),        MakeFig6(),          MakeFig7(),
+      MakeFig8(), MakeFig9(), MakeFig10(), MakeFig11(), MakeGammaFigure(), MakeTransferFigure()};
   return *figures;
 }
 
@@ -70,13 +74,15 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
                                        std::optional<SlurmSubmission>* submitted) {
   FigureRun run;
   run.preset = preset;
-  run.experiment = experiment;
-  ASSIGN_OR_RETURN(run.summary, RunExperiment(experiment, options));
+  ASSIGN_OR_RETURN(run.teacher, PrepareTeacher(experiment, options));
+  run.experiment = run.teacher.experiment;
+  ASSIGN_OR_RETURN(run.summary, RunExperiment(run.experiment, options));
   const fs::path dir(run.summary.run_dir);
   ReportFigure out;
   out.id = def.id;
   out.title = def.title;
   out.preset = preset;
+  out.note = run.teacher.description;
   if (run.summary.submitted.has_value()) {
     // Handed to Slurm: nothing to draw or judge until the points finish (then --aggregate).
     const std::string& job = run.summary.submitted->job_id;
@@ -88,6 +94,7 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   out.claims_md_path = (dir / "claims.md").string();
   // Wall time of every process that trained a point (their own clocks), plus this one's drawing.
   for (const RunResult& r : run.summary.runs) out.wall_seconds += r.finished ? r.result.seconds() : 0;
+  if (run.teacher.run.has_value()) out.wall_seconds += run.teacher.run->result.seconds();
   std::vector<std::string> problems;
   if (!run.summary.aggregate.unfinished.empty()) {
     problems.push_back(absl::StrCat(run.summary.aggregate.unfinished.size(), " grid points not finished"));
@@ -108,8 +115,9 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
     out.claims.push_back(Claim{def.id + ".all", def.title, std::string(claims.status().message()),
                                Verdict::kNotTested, "the claims could not be computed from this run"});
   }
-  RETURN_IF_ERROR(WriteTextFile(out.claims_md_path,
-                                ClaimsMarkdown(def.title, preset, SetupLine(experiment), out.claims)));
+  RETURN_IF_ERROR(
+      WriteTextFile(out.claims_md_path,
+                    ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims)));
   out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");
   return out;
 }

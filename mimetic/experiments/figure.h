@@ -22,6 +22,7 @@
 #include "mimetic/experiments/figure_render.h"
 #include "mimetic/experiments/report.h"
 #include "mimetic/experiments/runner.h"
+#include "mimetic/experiments/teacher.h"
 
 namespace mimetic::experiments {
 
@@ -30,8 +31,10 @@ inline const std::vector<std::string> kPresets = {"cpu", "paper", "smoke"};
 // What a figure's drawing and claims see: the experiment as run and its summary.
 struct FigureRun {
   std::string preset;
-  Experiment experiment;  // the preset with the overrides, unresolved (sweep.h)
+  Experiment
+      experiment;  // the preset with the overrides, unresolved (sweep.h), its teacher entries filled in
   ExperimentSummary summary;
+  PreparedTeacher teacher;  // the experiment's teacher stage (teacher.h); empty file when it has none
 };
 
 struct FigureDef {
@@ -54,7 +57,9 @@ std::string PresetPath(const std::string& figure, const std::string& preset);
 absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string& figure,
                                       const std::string& preset, const std::vector<std::string>& overrides);
 
-// Runs the figure's sweep (resuming finished and unfinished points), then writes figure.png and
+// Trains the preset's teacher first when it has one (teacher.h: a stand-in for a pretrained checkpoint,
+// which claims.md and the report's note then describe), runs the figure's sweep (resuming finished and
+// unfinished points), then writes figure.png and
 // claims.md into the run directory; returns the entry for the paper's report. A figure or claim
 // that cannot be drawn or computed is reported (status, a claim "not tested" saying why), not fatal.
 // With options.launcher kSlurm the sweep is submitted instead, nothing is drawn, and the submission is

@@ -17,6 +17,15 @@ namespace {
 
 std::string Root() { return std::string(std::getenv("TEST_SRCDIR")) + "/mimetic"; }
 
+// The figure's verdicts on `run`'s runs, once aggregated.
+std::map<std::string, Verdict> Judge(FigureRun* run, const std::string& figure) {
+  run->summary.aggregate = AggregateRuns(run->experiment, run->summary.runs);
+  std::map<std::string, Verdict> out;
+  const std::vector<Claim> claims = FindFigure(figure).value()->claims(*run).value();
+  for (const Claim& c : claims) out[c.id] = c.verdict;
+  return out;
+}
+
 // exact(point, length) gives each run's final exact accuracy; every grid point of the smoke preset
 // (2 archs x 16 combinations x its seeds) gets one.
 using ExactFn = std::function<double(const GridPoint&, int)>;
@@ -38,11 +47,7 @@ std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn
     }
     run.summary.runs.push_back(r);
   }
-  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
-  std::map<std::string, Verdict> out;
-  const std::vector<Claim> claims = FindFigure(figure).value()->claims(run).value();
-  for (const Claim& c : claims) out[c.id] = c.verdict;
-  return out;
+  return Judge(&run, figure);
 }
 
 std::string AxisOf(const GridPoint& p, const std::string& axis) {
@@ -209,6 +214,120 @@ TEST(FigureClaimsTest, Fig7ClaimsFailWhenBothInitsAreTheSame) {
   EXPECT_EQ(v.at("fig7.default_needs_large_n"), Verdict::kNotReproduced);  // fits at every N
   EXPECT_EQ(v.at("fig7.mimetic_16x"), Verdict::kNotReproduced);            // not above default at N
   EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kNotReproduced);             // default grows as fast
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
+
+namespace mimetic::experiments {
+namespace {
+
+// exact(point, length, step): each run's exact accuracy at an evaluated step (100 ... 800) and, at step
+// 800, its final one, for the claims that read the curves (when a variant first reaches a level).
+using CurveFn = std::function<double(const GridPoint&, int, int64_t)>;
+
+std::map<std::string, Verdict> CurveVerdicts(const std::string& figure, const CurveFn& exact) {
+  FigureRun run;
+  run.preset = "smoke";
+  run.experiment = LoadPreset(Root(), figure, "smoke", {}).value();
+  run.summary.runs.clear();
+  const std::vector<GridPoint> grid = ExpandGrid(run.experiment).value();
+  for (const GridPoint& p : grid) {
+    RunResult r;
+    r.point = p;
+    r.finished = true;
+    for (int64_t step = 100; step <= 800; step += 100) {
+      EvalPoint* e = r.result.add_curve();
+      e->set_step(step);
+      for (int len : run.experiment.eval().lengths()) {
+        LengthAccuracy* a = e->add_accuracy();
+        a->set_length(len);
+        a->set_exact(exact(p, len, step));
+        if (step == 800) *r.result.add_final() = *a;
+      }
+    }
+    run.summary.runs.push_back(r);
+  }
+  return Judge(&run, figure);
+}
+
+// The transfer's smoke preset evaluates at 4 and 8. The pattern the transfer paper predicts: the
+// transferred Mamba fits L by step 200, the default only by step 600 (and less), mimetic near the transfer.
+TEST(FigureClaimsTest, TransferClaimsHoldWhenTheTransferFitsFirstAndMimeticFollows) {
+  const auto v = CurveVerdicts("transfer", [](const GridPoint& p, int len, int64_t step) {
+    const double at2l = len == 8 ? 0.5 : 1.0;
+    if (p.variant == "transfer") return step >= 200 ? 0.95 * at2l : 0.1;
+    if (p.variant == "mimetic") return step >= 300 ? 0.9 * at2l : 0.1;
+    return step >= 600 ? 0.55 * at2l : 0.0;
+  });
+  EXPECT_EQ(v.at("transfer.fits_faster"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("transfer.fits_better"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("transfer.mimetic_close"), Verdict::kReproduced);
+}
+
+// The opposite: the transfer starts no better than the default, and mimetic ends far below it.
+TEST(FigureClaimsTest, TransferClaimsFailWhenTheTransferIsNoBetterThanTheDefault) {
+  const auto v = CurveVerdicts("transfer", [](const GridPoint& p, int len, int64_t step) {
+    if (p.variant == "mimetic") return 0.1;
+    return step >= 300 ? (len == 4 ? 0.8 : 0.3) : 0.0;  // transfer and default alike
+  });
+  EXPECT_EQ(v.at("transfer.fits_faster"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("transfer.fits_better"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("transfer.mimetic_close"), Verdict::kNotReproduced);
+  // A transfer that fits nothing leaves nothing for mimetic to get close to.
+  const auto none = CurveVerdicts("transfer", [](const GridPoint&, int, int64_t) { return 0.0; });
+  EXPECT_EQ(none.at("transfer.mimetic_close"), Verdict::kNotTested);
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
+
+namespace mimetic::experiments {
+namespace {
+
+// Fig. 10's smoke grid: tasks copy4 and mqar8 (eval 4, 8, 16). The paper's pattern: the fine-tuned model
+// generalises to 2L on both tasks and mimetic from scratch is close at L.
+TEST(FigureClaimsTest, Fig10ClaimsHoldWhenMimeticMatchesTheFineTunedModel) {
+  const auto v = Verdicts("fig10", [](const GridPoint& p, int len) {
+    const bool copy = AxisOf(p, "task") == "copy4";
+    const int L = copy ? 4 : 8;
+    if (len == L) return p.variant == "pretrained" ? 0.95 : 0.9;
+    return len == 2 * L ? (p.variant == "pretrained" ? 0.7 : 0.4) : 0.0;
+  });
+  EXPECT_EQ(v.at("fig10.pretrained_generalises"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig10.mimetic_close"), Verdict::kReproduced);
+}
+
+TEST(FigureClaimsTest, Fig10ClaimsFailWhenMimeticLagsAndNothingGeneralises) {
+  const auto v = Verdicts("fig10", [](const GridPoint& p, int len) {
+    const int L = AxisOf(p, "task") == "copy4" ? 4 : 8;
+    return len == L && p.variant == "pretrained" ? 0.9 : 0.1;
+  });
+  EXPECT_EQ(v.at("fig10.pretrained_generalises"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig10.mimetic_close"), Verdict::kNotReproduced);
+  // A fine-tuned model that fits neither task leaves nothing to compare with.
+  const auto none = Verdicts("fig10", [](const GridPoint&, int) { return 0.0; });
+  EXPECT_EQ(none.at("fig10.mimetic_close"), Verdict::kNotTested);
+}
+
+// Fig. 11's smoke grid: teacher layers 0, 1, 2 (eval 4, 8). One layer stands out above the default.
+TEST(FigureClaimsTest, Fig11ClaimsHoldWhenOneTeacherLayerStandsOut) {
+  const auto v = Verdicts("fig11", [](const GridPoint& p, int len) {
+    if (len != 4) return 0.0;
+    if (p.variant != "transplant") return 0.1;
+    return AxisOf(p, "layer") == "1" ? 0.8 : 0.15;
+  });
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig11.localized"), Verdict::kReproduced);
+  // The teacher's structure needs its file, which synthetic results do not have.
+  EXPECT_EQ(v.at("fig11.good_layers_look_mimetic"), Verdict::kNotTested);
+  EXPECT_EQ(v.count("fig11.layer31"), 0u);  // a 3-layer teacher has no layer 31
+}
+
+TEST(FigureClaimsTest, Fig11ClaimsFailWhenEveryLayerIsLikeTheDefault) {
+  const auto v = Verdicts("fig11", [](const GridPoint&, int len) { return len == 4 ? 0.2 : 0.0; });
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig11.localized"), Verdict::kNotReproduced);
 }
 
 }  // namespace

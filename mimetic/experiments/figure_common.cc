@@ -85,16 +85,10 @@ std::optional<int64_t> FirstStepReaching(const Group& group, int length, double 
   return std::nullopt;
 }
 
-absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point) {
-  ASSIGN_OR_RETURN(Experiment e, PointExperiment(run.experiment, point.point));
-  const Variant& v = e.variants(0);
-  const core::Key key = core::Key::FromSeed(point.point.seed);
+absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
+                                      const models::ModelSpec& spec) {
+  const core::Key key = core::Key::FromSeed(seed);
   ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e.task()));
-  ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
-  ASSIGN_OR_RETURN(init::Model model,
-                   init::MakeModel(VariantModel(e, v), transform, core::FoldIn(key, "init")));
-  const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
-  ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
   // The example the point's own plots use (point_run.cc).
   const int64_t len = e.eval().map_length() > 0 ? e.eval().map_length() : e.eval().lengths(0);
   ASSIGN_OR_RETURN(data::EvalBatch eb,
@@ -107,8 +101,20 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
     const int64_t end = std::min<int64_t>(eb.answer_positions[0].back() + 2, tokens.dim(1));
     tokens = ops::Slice(tokens, 1, 0, end);
   }
-  ASSIGN_OR_RETURN(out.maps, models::ComputeAllLayerMaps(ckpt.state.params, model.spec, tokens, 0));
+  ASSIGN_OR_RETURN(out.maps, models::ComputeAllLayerMaps(params, spec, tokens, 0));
   return out;
+}
+
+absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point) {
+  ASSIGN_OR_RETURN(Experiment e, PointExperiment(run.experiment, point.point));
+  const Variant& v = e.variants(0);
+  const core::Key key = core::Key::FromSeed(point.point.seed);
+  ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
+  ASSIGN_OR_RETURN(init::Model model,
+                   init::MakeModel(VariantModel(e, v), transform, core::FoldIn(key, "init")));
+  const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
+  ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
+  return ComputeMaps(e, point.point.seed, ckpt.state.params, model.spec);
 }
 
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {

@@ -53,6 +53,9 @@ struct FinalMaps {
   int64_t length = 0;       // the string's length
 };
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point);
+// The same example's maps for any model (e.g. a teacher checkpoint, Fig. 11), `e` a point experiment.
+absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
+                                      const models::ModelSpec& spec);
 
 // How sharply a layer looks back at the token it must copy (forward copy, `$ s | s .`): the fraction
 // of paste positions p (paste_start <= p < paste_start + length; at p the model predicts the source

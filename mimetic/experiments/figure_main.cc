@@ -16,16 +16,25 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "mimetic/core/status.h"
+#include "mimetic/experiments/checkpoint_init.h"
+#include "mimetic/experiments/config.h"
 #include "mimetic/experiments/figure.h"
+#include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/run_flags.h"
 #include "mimetic/experiments/stop_signal.h"
 
 ABSL_FLAG(std::string, figure, "",
-          "the figure to run (fig1 ... fig5), or \"all\" for every figure and the report");
+          "the figure to run (fig1 ... fig11, gamma, transfer), or \"all\" for every figure and the report");
 ABSL_FLAG(
     std::string, preset, "cpu",
     "cpu: sized for 2 CPU cores; paper: the paper's sizes, steps, seeds and learning-rate sweep (for a GPU); "
     "smoke: seconds, for tests");
+ABSL_FLAG(
+    std::string, pretrained, "",
+    "local safetensors file(s) of the published checkpoints a preset reads (Figs. 10, 11 at --preset=paper): "
+    "/path/model.safetensors, or state-spaces/mamba-130m=/path/a.safetensors,state-spaces/mamba-370m=/path/"
+    "b.safetensors; without it such a preset says which file to fetch and from where");
 ABSL_FLAG(std::string, output_dir, "runs",
           "where run directories go (relative: to where `bazel run` started)");
 
@@ -50,6 +59,16 @@ std::string FindRoot() {
   return ".";
 }
 
+// --pretrained as overrides of the preset's entries (checkpoint_init.h), read from the unvalidated preset.
+absl::StatusOr<std::vector<std::string>> PretrainedFileOverrides(const std::string& root,
+                                                                 const std::string& id,
+                                                                 const std::string& preset,
+                                                                 const std::string& flag) {
+  ASSIGN_OR_RETURN(std::string text, ReadTextFile((fs::path(root) / PresetPath(id, preset)).string()));
+  ASSIGN_OR_RETURN(Experiment e, ParseExperiment(text));
+  return PretrainedPathOverrides(e, flag);
+}
+
 int Fail(const absl::Status& s) {
   std::cerr << "error: " << s.message() << "\n";
   return 1;
@@ -58,7 +77,8 @@ int Fail(const absl::Status& s) {
 int Main(const std::vector<std::string>& overrides) {
   const std::string which = absl::GetFlag(FLAGS_figure);
   const std::string preset = absl::GetFlag(FLAGS_preset);
-  if (which.empty()) return Fail(absl::InvalidArgumentError("--figure is required (fig1 ... fig5, or all)"));
+  if (which.empty())
+    return Fail(absl::InvalidArgumentError("--figure is required (fig1 ... fig11, gamma, transfer, or all)"));
   InstallStopHandlers();  // SIGINT / SIGTERM: checkpoint, then exit 128 + n (stop_signal.h)
   absl::StatusOr<RunOptions> options = OptionsFromFlags();
   if (!options.ok()) return Fail(options.status());
@@ -75,15 +95,32 @@ int Main(const std::vector<std::string>& overrides) {
   // Load and validate every preset before anything runs.
   const std::string root = FindRoot();
   std::vector<Experiment> experiments;
+  const std::string pretrained = absl::GetFlag(FLAGS_pretrained);
+  bool pretrained_used = false;
   for (const FigureDef* d : defs) {
     std::vector<std::string> sets = overrides;
     sets.insert(sets.begin(), absl::StrCat("output_dir=", absl::GetFlag(FLAGS_output_dir)));
+    if (!pretrained.empty()) {
+      // The preset's published-model entries get the local file (before validation, which needs it).
+      absl::StatusOr<std::vector<std::string>> files =
+          PretrainedFileOverrides(root, d->id, preset, pretrained);
+      if (files.ok()) {
+        sets.insert(sets.end(), files->begin(), files->end());
+        pretrained_used = true;
+      } else if (defs.size() == 1) {
+        return Fail(files.status());
+      }
+    }
     absl::StatusOr<Experiment> e = LoadPreset(root, d->id, preset, sets);
     if (!e.ok())
       return Fail(absl::Status(e.status().code(),
                                absl::StrCat(d->id, " --preset=", preset, ": ", e.status().message())));
     ResolveOutputDir(&*e);
     experiments.push_back(*e);
+  }
+  if (!pretrained.empty() && !pretrained_used) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--pretrained=", pretrained, ": none of these presets reads a published checkpoint")));
   }
   std::vector<ReportFigure> report;
   int failures = 0;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/core/status.h"
+#include "mimetic/experiments/checkpoint_init.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -52,16 +53,21 @@ absl::StatusOr<init::Transform> MakeInitTransform(const InitTransform& t,
                                                   const init::TransformRegistry& registry) {
   const std::vector<int> layers(t.layers().begin(), t.layers().end());
   switch (t.kind_case()) {
+    case InitTransform::kPretrained:
+    case InitTransform::kTransplant:
+    case InitTransform::kTransferFromAttention:
+      return MakeCheckpointTransform(t);
     case InitTransform::kNamed: {
       const std::map<std::string, std::string> text(t.named().params().begin(), t.named().params().end());
       ASSIGN_OR_RETURN(init::Params params, registry.ParseParams(t.named().name(), text));
       return registry.Build(t.named().name(), params, layers);
     }
     case InitTransform::KIND_NOT_SET:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "an init entry with no kind; expected mimetic {...}, gamma {...} or named { name: \"...\" } with a "
-          "registered name: ",
-          absl::StrJoin(registry.Names(), ", ")));
+      return absl::InvalidArgumentError(
+          absl::StrCat("an init entry with no kind; expected mimetic {...}, gamma {...}, pretrained {...}, "
+                       "transplant {...}, "
+                       "transfer_from_attention {...} or named { name: \"...\" } with a registered name: ",
+                       absl::StrJoin(registry.Names(), ", ")));
     default: {
       // A built-in kind: the oneof field's name is the registered name, its fields the parameters.
       const google::protobuf::Reflection* r = t.GetReflection();

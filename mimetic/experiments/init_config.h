@@ -1,7 +1,8 @@
 // An experiment config's init transforms (experiment.proto's InitTransform) as init::Transforms,
 // every kind through the init registry (mimetic/init/registry.h): `mimetic { c: 4 }` is the
 // registered transform "mimetic" with c = 4, `named { name: "x" params { key: "k" value: "v" } }`
-// any registered transform, so parameters are checked the same way whichever form a config uses.
+// any registered transform, so parameters are checked the same way whichever form a config uses. The
+// checkpoint kinds (pretrained, transplant, transfer_from_attention) read a file: checkpoint_init.h.
 //
 //   ASSIGN_OR_RETURN(init::Transform t, MakeInitTransform(variant.init(0)));
 #ifndef MIMETIC_EXPERIMENTS_INIT_CONFIG_H_

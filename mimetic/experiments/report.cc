@@ -76,6 +76,7 @@ std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
   std::string md = absl::StrCat("## ", MarkdownCell(figure.id), ": ", MarkdownCell(figure.title), "\n\n",
                                 "- Status: ", MarkdownCell(StatusText(figure)), "\n- Preset: `",
                                 figure.preset, "`\n- Wall time: ", WallTime(figure), "\n");
+  if (!figure.note.empty()) absl::StrAppend(&md, "- Note: ", MarkdownCell(figure.note), "\n");
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {
@@ -152,6 +153,7 @@ std::string HtmlFigure(const ReportFigure& figure) {
                       : absl::StrCat("<span class=\"missing\">", HtmlEscape(StatusText(figure)), "</span>"),
                   "</li>\n<li>Preset: <code>", HtmlEscape(figure.preset),
                   "</code></li>\n<li>Wall time: ", WallTime(figure), "</li>\n");
+  if (!figure.note.empty()) absl::StrAppend(&html, "<li>Note: ", HtmlEscape(figure.note), "</li>\n");
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {

@@ -28,6 +28,9 @@ struct ReportFigure {
   double wall_seconds = 0;
   std::vector<Claim> claims;
   std::string status = "done";  // "done", or why the figure is missing (e.g. "not run: needs a GPU")
+  // What a reader must know to read the figure, e.g. that its checkpoint is a stand-in teacher the target
+  // trained itself; printed under the status when set.
+  std::string note;
 };
 
 // Writes dir/report.md and dir/report.html (each atomically; creates dir). `machine` is printed under

@@ -97,6 +97,20 @@ TEST(ReportTest, MarkdownHasAllClaimsThenFigures) {
   EXPECT_THAT(
       *md, HasSubstr("## fig5: Fig. 5: linear attention\n\n- Status: missing: not run: stopped by the user"));
   EXPECT_THAT(*md, HasSubstr("**Picture missing** (no picture was given)"));
+  EXPECT_THAT(*md, ::testing::Not(HasSubstr("- Note:")));
+}
+
+// A figure whose checkpoint is a stand-in teacher says so under its status, in both documents.
+TEST(ReportTest, AFiguresNoteIsPrinted) {
+  Runs runs = MakeRuns("note");
+  runs.figures[1].note = "The checkpoint is a stand-in teacher that this target trained itself first";
+  const std::string dir = runs.root + "/paper";
+  ASSERT_TRUE(WriteReport(dir, "Reproduction", "Test CPU", runs.figures).ok());
+  EXPECT_THAT(ReadTextFile(dir + "/report.md").value(),
+              HasSubstr("- Wall time: 42.2 s\n- Note: The checkpoint is a stand-in teacher"));
+  EXPECT_THAT(
+      ReadTextFile(dir + "/report.html").value(),
+      HasSubstr("<li>Note: The checkpoint is a stand-in teacher that this target trained itself first</li>"));
 }
 
 TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/stop_signal.h"
+#include "mimetic/experiments/teacher.h"
 #include "mimetic/experiments/threads.h"
 
 ABSL_FLAG(int, jobs, 1,
@@ -165,7 +166,11 @@ int RunAndReport(Experiment e) {
   std::cerr << "experiment " << e.name() << ": " << e.variants_size() << " variants x " << e.seeds_size()
             << " seeds" << (e.sweep().axes().empty() ? "" : " x sweep axes") << ", " << e.train().steps()
             << " steps each; outputs in " << e.output_dir() << "/" << e.name() << "\n";
-  absl::StatusOr<ExperimentSummary> s = RunExperiment(e, *o);
+  // A teacher (experiment.proto) trains first; the sweep then reads its file.
+  absl::StatusOr<PreparedTeacher> teacher = PrepareTeacher(e, *o);
+  if (teacher.ok() && !teacher->description.empty()) std::cerr << teacher->description << "\n";
+  absl::StatusOr<ExperimentSummary> s = teacher.ok() ? RunExperiment(teacher->experiment, *o)
+                                                     : absl::StatusOr<ExperimentSummary>(teacher.status());
   if (const int signo = StopSignalOf(s.status()); signo != 0) {
     std::cerr << s.status().message() << "\n";
     return 128 + signo;
