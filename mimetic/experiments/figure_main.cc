@@ -4,6 +4,7 @@
 // Each figure runs its preset's sweep (resumable), then writes runs/<name>/figure.png, claims.md,
 // summary.csv and per-point logs; with --launcher=slurm it submits the sweep as a job array instead,
 // and --aggregate draws it once the elements have finished. `--help` lists the flags.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -95,35 +96,55 @@ int Main(const std::vector<std::string>& overrides) {
   // Load and validate every preset before anything runs.
   const std::string root = FindRoot();
   std::vector<Experiment> experiments;
+  std::vector<ReportFigure> skipped;  // several figures: those whose published checkpoint was not given
   const std::string pretrained = absl::GetFlag(FLAGS_pretrained);
   bool pretrained_used = false;
+  std::vector<const FigureDef*> runnable;
   for (const FigureDef* d : defs) {
     std::vector<std::string> sets = overrides;
     sets.insert(sets.begin(), absl::StrCat("output_dir=", absl::GetFlag(FLAGS_output_dir)));
+    bool has_file = false;
     if (!pretrained.empty()) {
       // The preset's published-model entries get the local file (before validation, which needs it).
       absl::StatusOr<std::vector<std::string>> files =
           PretrainedFileOverrides(root, d->id, preset, pretrained);
       if (files.ok()) {
         sets.insert(sets.end(), files->begin(), files->end());
-        pretrained_used = true;
+        pretrained_used = has_file = true;
       } else if (defs.size() == 1) {
         return Fail(files.status());
       }
     }
     absl::StatusOr<Experiment> e = LoadPreset(root, d->id, preset, sets);
-    if (!e.ok())
-      return Fail(absl::Status(e.status().code(),
-                               absl::StrCat(d->id, " --preset=", preset, ": ", e.status().message())));
+    if (!e.ok()) {
+      const absl::Status named(e.status().code(),
+                               absl::StrCat(d->id, " --preset=", preset, ": ", e.status().message()));
+      // With several figures asked for (`all`), one that reads a published model nobody gave does not
+      // stop the others (a researcher on a GPU without the files still gets the rest); it is named now,
+      // before anything runs, in the report, and in the exit status.
+      if (defs.size() == 1 || has_file || !PretrainedFileOverrides(root, d->id, preset, "any").ok())
+        return Fail(named);
+      std::cerr << "skipped: " << named.message() << "\n";
+      ReportFigure missing;
+      missing.id = d->id;
+      missing.title = d->title;
+      missing.preset = preset;
+      missing.status = absl::StrCat("not run: ", named.message());
+      skipped.push_back(missing);
+      continue;
+    }
     ResolveOutputDir(&*e);
     experiments.push_back(*e);
+    runnable.push_back(d);
   }
+  defs = runnable;
+  if (defs.empty()) return Fail(absl::FailedPreconditionError("no figure can run (see the lines above)"));
   if (!pretrained.empty() && !pretrained_used) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--pretrained=", pretrained, ": none of these presets reads a published checkpoint")));
   }
-  std::vector<ReportFigure> report;
-  int failures = 0;
+  std::vector<ReportFigure> report = skipped;
+  int failures = static_cast<int>(skipped.size());
   for (size_t i = 0; i < defs.size(); ++i) {
     std::cerr << "== " << defs[i]->title << " (preset " << preset << ") ==\n";
     std::optional<SlurmSubmission> submitted;
@@ -155,6 +176,16 @@ int Main(const std::vector<std::string>& overrides) {
   if (which == "all" && options->launcher == RunOptions::Launcher::kSlurm && !options->aggregate_only) {
     std::cout << "report: once the jobs have finished, the same command with --aggregate writes it\n";
   } else if (which == "all") {
+    // The paper's order, skipped figures in their place.
+    auto position = [](const ReportFigure& f) {
+      const std::vector<FigureDef>& all = Figures();
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (all[i].id == f.id) return i;
+      }
+      return all.size();
+    };
+    std::stable_sort(report.begin(), report.end(),
+                     [&](const ReportFigure& a, const ReportFigure& b) { return position(a) < position(b); });
     const std::string dir =
         (fs::path(experiments[0].output_dir()) / (preset == "cpu" ? "paper" : "paper_" + preset)).string();
     absl::Status s = WriteReport(dir, absl::StrCat("mimetic: reproducing the paper (preset ", preset, ")"),

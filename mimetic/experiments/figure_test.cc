@@ -298,6 +298,31 @@ TEST(FigureTest, PretrainedFiguresSayWhatToFetch) {
   EXPECT_FALSE(fs::exists(fs::path(out) / "fig1_smoke"));
 }
 
+// Asked for several figures (`all` on a GPU without the published files), the ones that need a file are
+// skipped with the same message before anything runs, the others go ahead, and the exit status says
+// that something was left out. The Slurm dry run stands in for the paper-sized training.
+TEST(FigureTest, SeveralFiguresSkipThoseWhosePublishedFileIsMissing) {
+  const std::string out = ::testing::TempDir() + "/skip";
+  const std::string log = out + ".log";
+  const std::string cmd = Root() +
+                          "/mimetic/experiments/figure --figure=fig10,gamma --preset=paper --launcher=slurm "
+                          "--dry_run --output_dir=" +
+                          out + " > " + log + " 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  const std::string text = Read(log);
+  EXPECT_THAT(text, ::testing::AllOf(HasSubstr("skipped: fig10 --preset=paper"),
+                                     HasSubstr("https://huggingface.co/state-spaces/mamba-130m")));
+  EXPECT_LT(text.find("skipped: fig10"), text.find("== "));  // named before anything runs
+  EXPECT_THAT(text, HasSubstr("sbatch"));                    // gamma went ahead (its script)
+  EXPECT_FALSE(fs::exists(fs::path(out) / "fig10_paper"));
+  // Only figures that need a file: nothing can run.
+  const std::string both =
+      Root() + "/mimetic/experiments/figure --figure=fig10,fig11 --preset=paper --output_dir=" + out + " > " +
+      log + " 2>&1";
+  EXPECT_NE(std::system(both.c_str()), 0);
+  EXPECT_THAT(Read(log), HasSubstr("no figure can run"));
+}
+
 // Claims on synthetic results: a run where the paper's Fig. 1 claims hold, and one where they fail.
 RunResult Synthetic(const std::string& variant, uint64_t seed, double exact_l, double exact_2l,
                     int64_t reach_step) {
