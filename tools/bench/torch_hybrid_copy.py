@@ -139,10 +139,11 @@ class LM(torch.nn.Module):
         return rms(h, self.norms[-1]) @ self.emb.weight.T
 
 
-def copy_example(gen, vocab, length):
-    """`$ s | s .` and its mask (0 on `$ s |`, 1 on the answer and EOS)."""
+def copy_example(gen, vocab, length, reverse=False):
+    """`$ s | s .` (or `$ s | reverse(s) .`, stack-order copy) and its mask (0 on `$ s |`, 1 on the
+    answer and EOS)."""
     s = torch.randint(0, vocab, (length,), generator=gen).tolist()
-    ids = [vocab] + s + [vocab + 1] + s + [vocab + 2]
+    ids = [vocab] + s + [vocab + 1] + (s[::-1] if reverse else s) + [vocab + 2]
     return ids, [0.0] * (length + 2) + [1.0] * (length + 1)
 
 
@@ -152,7 +153,7 @@ def train_batch(gen, a):
         ids, mask = [], []
         while len(ids) < a.context_len + 1:
             length = int(torch.randint(a.min_len, a.max_len + 1, (1,), generator=gen))
-            e, m = copy_example(gen, a.vocab, length)
+            e, m = copy_example(gen, a.vocab, length, a.reverse)
             if len(ids) + len(e) > a.context_len + 1:  # the overflowing example is cut and not trained on
                 m = [0.0] * len(m)
             ids, mask = ids + e, mask + m
@@ -169,7 +170,7 @@ def masked_loss(logits, targets, mask):
 
 @torch.no_grad()
 def evaluate(model, gen, a, length, n):
-    rows = [copy_example(gen, a.vocab, length)[0] for _ in range(n)]
+    rows = [copy_example(gen, a.vocab, length, a.reverse)[0] for _ in range(n)]
     ids = torch.tensor(rows)
     pred = model(ids[:, :-1]).argmax(-1)
     # Scored: the predictions from '|' through the answer's last-but-one token (EOS not scored).
@@ -191,6 +192,8 @@ def main():
     p.add_argument("--attention_heads", type=int, default=1)
     p.add_argument("--linear_head_dim", type=int, default=32)
     p.add_argument("--vocab", type=int, default=26)
+    p.add_argument("--reverse", action="store_true", help="stack-order copy (Fig. 4)")
+    p.add_argument("--model_vocab", type=int, default=0, help="model vocabulary (0: vocab + 4)")
     p.add_argument("--min_len", type=int, default=5)
     p.add_argument("--max_len", type=int, default=16)
     p.add_argument("--context_len", type=int, default=64)
@@ -210,7 +213,7 @@ def main():
     torch.set_num_threads(a.threads)
     torch.set_flush_denormal(True)
     torch.manual_seed(a.seed)
-    model = LM(a, a.vocab + 4)
+    model = LM(a, a.model_vocab or a.vocab + 4)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=a.weight_decay)
 
