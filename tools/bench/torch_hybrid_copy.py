@@ -6,7 +6,7 @@ softmax attention) with plain torch ops on the CPU, written from mamba_ssm's mod
 copy task rather than from mimetic's C++, so that its loss curve tells whether mimetic's is the model's
 or a bug's:
   - model: embedding -> n_layer x [RMSNorm -> mixer] + residual -> RMSNorm -> tied head; Mamba 2 as
-    mamba_ssm modules/mamba2.py (the scan is tools/bench/torch_scans.py's ssd_chunked), softmax
+    mamba_ssm modules/mamba2.py (torch_copy_step.py's mixer, scan torch_scans.py's ssd_chunked), softmax
     attention as mamba_ssm modules/mha.py (MHA, causal, qkv and out biases, no rotary), linear
     attention as the paper's Fig. 5 (no feature map, no normalizer);
   - init: mamba_ssm's defaults (nn.Linear / nn.Conv1d defaults, Linear biases zeroed, embedding
@@ -31,48 +31,25 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_scans  # noqa: E402
+import torch_copy_step  # noqa: E402
 
 
 def rms(x, w, eps=1e-5):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
 
-class Mamba2(torch.nn.Module):
-    def __init__(self, D, N, P, chunk, n_layer):
-        super().__init__()
-        E = 2 * D
-        self.E, self.N, self.P, self.H, self.chunk = E, N, P, E // P, chunk
-        self.in_proj = torch.nn.Linear(D, 2 * E + 2 * N + self.H, bias=False)
-        self.conv1d = torch.nn.Conv1d(E + 2 * N, E + 2 * N, 4, groups=E + 2 * N, padding=3)
-        dt = torch.exp(torch.rand(self.H) * (math.log(0.1) - math.log(1e-3)) + math.log(1e-3)).clamp(min=1e-4)
-        self.dt_bias = torch.nn.Parameter(dt + torch.log(-torch.expm1(-dt)))
-        self.A_log = torch.nn.Parameter(torch.log(torch.empty(self.H).uniform_(1, 16)))
-        self.D = torch.nn.Parameter(torch.ones(self.H))
-        self.norm_weight = torch.nn.Parameter(torch.ones(E))
-        self.out_proj = torch.nn.Linear(E, D, bias=False)
-        with torch.no_grad():
-            self.out_proj.weight /= math.sqrt(n_layer)
+class Mamba2(torch_copy_step.Mamba2):
+    """torch_copy_step's Mamba 2 mixer with mamba_ssm's full default init: dt log-uniform in
+    [dt_min, dt_max] through the inverse softplus, out_proj / sqrt(n_layer)."""
 
-    def forward(self, u):
-        b, l, _ = u.shape
-        E, N, H, P = self.E, self.N, self.H, self.P
-        z, xbc, dt = torch.split(self.in_proj(u), [E, E + 2 * N, H], -1)
-        xbc = F.silu(self.conv1d(xbc.transpose(1, 2))[..., :l].transpose(1, 2))
-        x, B, C = torch.split(xbc, [E, N, N], -1)
-        dt = F.softplus(dt + self.dt_bias)
-        A = -torch.exp(self.A_log)
-        pad = (-l) % self.chunk
-        x4 = x.reshape(b, l, H, P)
-        Xd, Ad = x4 * dt[..., None], A * dt
-        if pad:
-            Xd, Ad, B, C = [F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad)) for t in (Xd, Ad, B, C)]
-        y = torch_scans.ssd_chunked(Xd, Ad, B, C, self.chunk)[:, :l]
-        y = (y + x4 * self.D[:, None]).reshape(b, l, E)
-        return self.out_proj(rms(y * F.silu(z), self.norm_weight))
+    def __init__(self, D, N, P, chunk, n_layer):
+        super().__init__(D, N, P, chunk, "ssd_chunked")
+        dt = torch.exp(torch.rand(self.H) * (math.log(0.1) - math.log(1e-3)) + math.log(1e-3)).clamp(min=1e-4)
+        with torch.no_grad():
+            self.dt_bias.copy_(dt + torch.log(-torch.expm1(-dt)))
+            self.out_proj.weight /= math.sqrt(n_layer)
 
 
 class Attention(torch.nn.Module):
@@ -163,11 +140,6 @@ def train_batch(gen, a):
     return ids[:, :-1], ids[:, 1:], mask[:, 1:]
 
 
-def masked_loss(logits, targets, mask):
-    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
-    return (ce * mask.reshape(-1)).sum() / mask.sum()
-
-
 @torch.no_grad()
 def evaluate(model, gen, a, length, n):
     rows = [copy_example(gen, a.vocab, length, a.reverse)[0] for _ in range(n)]
@@ -228,7 +200,7 @@ def main():
     t0, window = time.time(), []
     for step in range(1, a.steps + 1):
         tokens, targets, mask = train_batch(data, a)
-        loss = masked_loss(model(tokens), targets, mask)
+        loss = torch_copy_step.masked_loss(model(tokens), targets, mask)
         opt.zero_grad()
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), a.max_grad_norm)
