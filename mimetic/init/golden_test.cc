@@ -146,7 +146,7 @@ TEST_P(GoldenTest, F64LogitsAgreeToRoundoff) {
 INSTANTIATE_TEST_SUITE_P(AllModels, GoldenTest,
                          ::testing::Values("mamba1_default", "mamba1_mimetic", "mamba2_default",
                                            "mamba2_mimetic", "attention_default", "linear_attention_default",
-                                           "hybrid_default", "hybrid_mimetic"));
+                                           "hybrid_default", "hybrid_mimetic", "fig2_hybrid_default"));
 
 }  // namespace
 }  // namespace mimetic::init

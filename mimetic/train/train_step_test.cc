@@ -63,9 +63,15 @@ TEST(TrainStepTest, DivergenceIsRecognisedByItsTypeNotItsMessage) {
 
 TEST(TrainStepTest, SameSeedGivesIdenticalLosses) { EXPECT_EQ(Train(6, 3), Train(6, 3)); }
 
-TEST(TrainStepTest, JittedStepEqualsAnEagerStepBitForBit) {
-  models::ModelSpec spec = Spec();
-  auto task = Copy();
+// One step replayed by the jit against the same step run eagerly, for `spec` on copy rows of
+// `context_len` tokens.
+void ExpectReplayEqualsEager(const models::ModelSpec& spec, int64_t context_len) {
+  data::CopyTaskConfig c;
+  c.vocab = 4;
+  c.min_len = 2;
+  c.max_len = 6;
+  c.context_len = context_len;
+  auto task = data::MakeCopyTask(c).value();
   core::ParamTree params = models::Init(core::Key::FromSeed(2), spec).value();
   TrainState state = InitTrainState(params).value();
   TrainStep step(spec, OptimizerConfig{});
@@ -83,6 +89,19 @@ TEST(TrainStepTest, JittedStepEqualsAnEagerStepBitForBit) {
               eager.params.Get(path)->ToVector<float>().value())
         << path;
   }
+}
+
+TEST(TrainStepTest, JittedStepEqualsAnEagerStepBitForBit) { ExpectReplayEqualsEager(Spec(), 32); }
+
+// Fig. 2's hybrid: softmax attention as layer index 1 of 3, rows of 70 tokens (three attention row
+// blocks), so the attention forward and backward primitives are replayed too.
+TEST(TrainStepTest, JittedHybridStepEqualsAnEagerStepBitForBit) {
+  ExpectReplayEqualsEager(
+      models::ParseModelSpec("vocab_size: 8 d_model: 32 n_layer: 3 default_layer { mamba2 { d_state: 8 "
+                             "headdim: 16 chunk_size: 16 } } layer_overrides { index: 1 layer { attention "
+                             "{ num_heads: 1 } } }")
+          .value(),
+      70);
 }
 
 TEST(TrainStepTest, BadBatchIsAStatusAndLeavesTheStateAlone) {

@@ -257,8 +257,8 @@ def spec_text(model):
         if L["kind"] == "mamba1":
             parts.append("layers { mamba1 { d_state: %d dt_rank: %d scan_chunk: 4 } }" % (L["N"], L["R"]))
         elif L["kind"] == "mamba2":
-            parts.append("layers { mamba2 { d_state: %d headdim: %d ngroups: %d chunk_size: 4 } }"
-                         % (L["N"], L["P"], L["G"]))
+            parts.append("layers { mamba2 { d_state: %d headdim: %d ngroups: %d chunk_size: %d } }"
+                         % (L["N"], L["P"], L["G"], L.get("chunk", 4)))
         elif L["kind"] == "attention":
             parts.append("layers { attention { num_heads: %d } }" % L["H"])
         else:
@@ -266,21 +266,41 @@ def spec_text(model):
     return " ".join(parts)
 
 
+def copy_rows(B, L, V):
+    """B training rows of the copy task (Jelassi et al.): `$ s | s .` examples (content ids 0..V-1, then
+    $ | . as V, V+1, V+2) packed into L + 1 ids, strings of 5..16, loss on the answer and EOS; the
+    example that overflows the row is cut and masked. Returns tokens, targets, mask (B, L)."""
+    ids, mask = [], []
+    for _ in range(B):
+        row, m = [], []
+        while len(row) < L + 1:
+            n = int(torch.randint(5, 17, ()))
+            s = torch.randint(0, V, (n,)).tolist()
+            e, em = [V] + s + [V + 1] + s + [V + 2], [0.0] * (n + 2) + [1.0] * (n + 1)
+            row, m = row + e, m + (em if len(row) + len(e) <= L + 1 else [0.0] * len(e))
+        ids.append(row[:L + 1])
+        mask.append(m[:L + 1])
+    ids = torch.tensor(ids)
+    return ids[:, :-1], ids[:, 1:], torch.tensor(mask)[:, 1:]
+
+
 def M1(D):
     return {"kind": "mamba1", "E": 2 * D, "N": 4, "R": 1, "a_log_scale": 1.0}
 
 
-def M2(D, G=1):
-    return {"kind": "mamba2", "E": 2 * D, "N": 8, "P": 8, "H": 2 * D // 8, "G": G, "norm_eps": 1e-5,
-            "a_log_scale": 1.0}
+def M2(D, G=1, N=8, P=8, chunk=4):
+    return {"kind": "mamba2", "E": 2 * D, "N": N, "P": P, "H": 2 * D // P, "G": G, "norm_eps": 1e-5,
+            "a_log_scale": 1.0, "chunk": chunk}
 
 
-def case(name, layers, norm_kind="rms", pad=8, d_intermediate=0, D=16, vocab=13):
+def case(name, layers, norm_kind="rms", pad=8, d_intermediate=0, D=16, vocab=13, batch=2, length=9, copy=False,
+         mimetic_variant=True):
     V = (vocab + pad - 1) // pad * pad
     # mamba_ssm's GatedMLP rounds its width up to a multiple of 128 (modules/mlp.py, multiple_of).
     d_intermediate = (d_intermediate + 127) // 128 * 128
     return name, {"D": D, "vocab": vocab, "V": V, "pad": pad, "norm": norm_kind, "eps": 1e-5,
-                  "d_intermediate": d_intermediate, "layers": layers}
+                  "d_intermediate": d_intermediate, "layers": layers, "batch": batch, "length": length,
+                  "copy": copy, "mimetic_variant": mimetic_variant}
 
 
 def main(out_dir):
@@ -292,20 +312,29 @@ def main(out_dir):
         case("linear_attention", [{"kind": "linear_attention", "H": 1, "P": 8}] * 2),
         case("hybrid", [M2(D), M1(D), {"kind": "attention", "H": 1, "P": 16},
                         {"kind": "linear_attention", "H": 2, "P": 4}], d_intermediate=24),
+        # Fig. 2's cpu preset exactly (width 32, 8 layers of Mamba 2 with N 32, P 16, chunk 32, layer
+        # index 3 single-head softmax attention) on two copy rows of its context length 64: two
+        # attention row blocks (kAttentionRowBlock 32) and two scan chunks.
+        case("fig2_hybrid", [M2(32, N=32, P=16, chunk=32)] * 3 + [{"kind": "attention", "H": 1, "P": 32}]
+             + [M2(32, N=32, P=16, chunk=32)] * 4, D=32, vocab=30, length=64, copy=True, mimetic_variant=False),
     ]
     for seed, (name, model) in enumerate(cases):
         for variant in ("default", "mimetic"):
-            if variant == "mimetic" and not any(L["kind"].startswith("mamba") for L in model["layers"]):
+            if variant == "mimetic" and not (model["mimetic_variant"] and
+                                             any(L["kind"].startswith("mamba") for L in model["layers"])):
                 continue
             torch.manual_seed(1000 + seed)
             layers = [dict(L) for L in model["layers"]]
             model = dict(model, layers=layers)
             default = init(model)
             p = mimetic(default, model) if variant == "mimetic" else default
-            B, L = 2, 9
-            tokens = torch.randint(0, model["vocab"], (B, L))
-            targets = torch.randint(0, model["vocab"], (B, L))
-            mask = (torch.rand(B, L) < 0.7).double()
+            B, L = model["batch"], model["length"]
+            if model["copy"]:
+                tokens, targets, mask = copy_rows(B, L, model["vocab"] - 4)
+            else:
+                tokens = torch.randint(0, model["vocab"], (B, L))
+                targets = torch.randint(0, model["vocab"], (B, L))
+                mask = (torch.rand(B, L) < 0.7).double()
             params = {k: v.clone().requires_grad_(True) for k, v in p.items()}
             logits = forward(params, model, tokens)
             ce = F.cross_entropy(logits.reshape(B * L, -1), targets.reshape(-1), reduction="none")
