@@ -30,7 +30,9 @@ std::map<std::string, Verdict> Judge(FigureRun* run, const std::string& figure) 
 // (2 archs x 16 combinations x its seeds) gets one.
 using ExactFn = std::function<double(const GridPoint&, int)>;
 
-std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn& exact) {
+// `token` (default: the same as exact) gives each run's final per-token accuracy.
+std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn& exact,
+                                        const ExactFn& token = nullptr) {
   FigureRun run;
   run.preset = "smoke";
   run.experiment = LoadPreset(Root(), figure, "smoke", {}).value();
@@ -43,7 +45,7 @@ std::map<std::string, Verdict> Verdicts(const std::string& figure, const ExactFn
       LengthAccuracy* a = r.result.add_final();
       a->set_length(len);
       a->set_exact(exact(p, len));
-      a->set_token(exact(p, len));
+      a->set_token(token ? token(p, len) : exact(p, len));
     }
     run.summary.runs.push_back(r);
   }
@@ -328,6 +330,24 @@ TEST(FigureClaimsTest, Fig11ClaimsFailWhenEveryLayerIsLikeTheDefault) {
   const auto v = Verdicts("fig11", [](const GridPoint&, int len) { return len == 4 ? 0.2 : 0.0; });
   EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotReproduced);
   EXPECT_EQ(v.at("fig11.localized"), Verdict::kNotReproduced);
+}
+
+// No student copies a whole string (exact 0 everywhere), but one teacher layer's students get most tokens
+// right: the per-token stand-in claims say so under their own ids; the exact ones fail.
+TEST(FigureClaimsTest, Fig11ReadsPerTokenAccuracyWhenNoStudentCopiesWholeStrings) {
+  const auto v = Verdicts(
+      "fig11", [](const GridPoint&, int) { return 0.0; },
+      [](const GridPoint& p, int len) {
+        if (len != 4) return 0.0;
+        if (p.variant != "transplant") return 0.05;
+        return AxisOf(p, "layer") == "1" ? 0.6 : 0.05;
+      });
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig11.token.some_layers_help"), Verdict::kReproduced);
+  EXPECT_EQ(v.at("fig11.token.localized"), Verdict::kReproduced);
+  // With whole strings copied somewhere, no stand-in.
+  const auto exact = Verdicts("fig11", [](const GridPoint&, int len) { return len == 4 ? 0.2 : 0.0; });
+  EXPECT_EQ(exact.count("fig11.token.some_layers_help"), 0u);
 }
 
 }  // namespace
