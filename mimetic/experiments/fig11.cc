@@ -189,7 +189,7 @@ void LayerClaims(const FigureRun& run, int L, bool token, std::vector<Claim>* ou
   const std::string suffix =
       token ? " [read as per-token accuracy, a stand-in: no student copies whole strings]" : "";
   const std::string metric = token ? "token" : "exact";
-  std::vector<Claim> claims;
+  std::vector<Claim>& claims = *out;
   auto by_mean = [](const auto& a, const auto& b) { return a.second.mean < b.second.mean; };
   const auto best = *std::max_element(acc.begin(), acc.end(), by_mean);
   const Stat def = Reference(run, "default", L, token), mim = Reference(run, "mimetic", L, token);
@@ -221,7 +221,6 @@ void LayerClaims(const FigureRun& run, int L, bool token, std::vector<Claim>* ou
     claims.push_back(Claim{id + "good_layers_look_mimetic", "Fig. 11: teacher layer structure" + suffix,
                            std::string(t.status().message()), Verdict::kNotTested,
                            "needs the teacher's file"});
-    out->insert(out->end(), claims.begin(), claims.end());
     return;
   }
   std::vector<double> a, bc, mask;
@@ -256,7 +255,6 @@ void LayerClaims(const FigureRun& run, int L, bool token, std::vector<Claim>* ou
               Graded(rank <= 5, rank <= static_cast<int>(acc.size()) / 4),
               "reproduced: T31 is among the 5 best teacher layers; partly: in the best quarter"});
   }
-  out->insert(out->end(), claims.begin(), claims.end());
 }
 
 absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
