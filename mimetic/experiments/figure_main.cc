@@ -24,6 +24,7 @@
 #include "mimetic/experiments/run_files.h"
 #include "mimetic/experiments/run_flags.h"
 #include "mimetic/experiments/stop_signal.h"
+#include "mimetic/experiments/threads.h"
 
 ABSL_FLAG(std::string, figure, "",
           "the figure to run (fig1 ... fig11, gamma, transfer), or \"all\" for every figure and the report");
@@ -200,6 +201,7 @@ int Main(const std::vector<std::string>& overrides) {
 }  // namespace mimetic::experiments
 
 int main(int argc, char** argv) {
+  mimetic::experiments::UseShortSpinWaits(argv);  // first: it may restart the process
   std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
   absl::SetProgramUsageMessage(
       "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"

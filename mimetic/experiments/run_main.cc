@@ -15,8 +15,10 @@
 #include "mimetic/experiments/config.h"
 #include "mimetic/experiments/run_flags.h"
 #include "mimetic/experiments/runner.h"
+#include "mimetic/experiments/threads.h"
 
 int main(int argc, char** argv) {
+  mimetic::experiments::UseShortSpinWaits(argv);  // first: it may restart the process
   // --set repeats and its values hold commas ("seeds=[1,2]"), so it is taken out before absl parses.
   std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
   absl::SetProgramUsageMessage(

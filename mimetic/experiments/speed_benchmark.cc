@@ -193,6 +193,8 @@ ABSL_FLAG(int, threads, 2, "threads for mimetic (OpenMP and OpenBLAS), the peak 
 ABSL_FLAG(std::string, python, "", "the Python that runs the PyTorch peer (default: the preset's)");
 
 int main(int argc, char** argv) {
+  // The waits a training run uses (run and figure do the same); the PyTorch peer inherits them.
+  mimetic::experiments::UseShortSpinWaits(argv);
   absl::SetProgramUsageMessage(
       "times one training step against the same model and step in PyTorch; e.g. --mixer=mamba1, "
       "--device=cuda --preset=fig1,fig9,fig3");

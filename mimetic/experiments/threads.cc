@@ -2,8 +2,10 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -23,5 +25,14 @@ void SetThreadCount(int threads) {
 }
 
 int ThreadCount() { return omp_get_max_threads(); }
+
+void UseShortSpinWaits(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  if (setenv("GOMP_SPINCOUNT", kSpinCount, /*overwrite=*/1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Only reached when the exec failed: go on with libgomp's default waits, and do not pass the variable
+  // on to children as if this process used it.
+  unsetenv("GOMP_SPINCOUNT");
+}
 
 }  // namespace mimetic::experiments

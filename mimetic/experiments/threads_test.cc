@@ -8,9 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/random.h"
 #include "mimetic/data/batch.h"
@@ -77,6 +80,43 @@ TEST(ThreadsTest, ThreadCountReportsWhatWasSet) {
   int status = 0;
   waitpid(pid, &status, 0);
   EXPECT_EQ(WEXITSTATUS(status), 2);
+}
+
+// Runs the probe binary (UseShortSpinWaits, then libgomp's report of its settings) with `env_args`
+// given to env(1) and returns its stdout and stderr.
+std::string ProbeOutput(const std::string& env_args) {
+  const std::string probe =
+      std::string(std::getenv("TEST_SRCDIR")) + "/mimetic/mimetic/experiments/spin_wait_probe_main";
+  const std::string cmd = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u SPIN_WAIT_PROBE_STARTED " +
+                          env_args + " " + probe + " a b 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return "popen failed";
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(SpinWaitTest, WithoutAWaitPolicyTheProcessRestartsWithShortSpins) {
+  const std::string out = ProbeOutput("");
+  // libgomp itself reports the count it read when the restarted process loaded it.
+  EXPECT_THAT(out, ::testing::HasSubstr(std::string("GOMP_SPINCOUNT = '") + kSpinCount + "'")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("reexecuted=1 argc=3 last=b")) << out;
+}
+
+TEST(SpinWaitTest, TheUsersSpinCountStands) {
+  const std::string out = ProbeOutput("GOMP_SPINCOUNT=500");
+  EXPECT_THAT(out, ::testing::HasSubstr("GOMP_SPINCOUNT = '500'")) << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("reexecuted=0")) << out;
+}
+
+TEST(SpinWaitTest, TheUsersWaitPolicyStands) {
+  const std::string out = ProbeOutput("OMP_WAIT_POLICY=passive");
+  EXPECT_THAT(out, ::testing::HasSubstr("OMP_WAIT_POLICY = 'PASSIVE'")) << out;
+  EXPECT_THAT(out, ::testing::Not(::testing::HasSubstr(std::string("GOMP_SPINCOUNT = '") + kSpinCount)))
+      << out;
+  EXPECT_THAT(out, ::testing::HasSubstr("reexecuted=0")) << out;
 }
 
 }  // namespace
