@@ -177,6 +177,9 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
               transfer.model().d_model());
     EXPECT_EQ(o.layer().attention().num_heads(), m2.ngroups());
     EXPECT_EQ(o.layer().attention().head_dim(), m2.d_state());
+    // Llama's attention has no biases, and the Mamba 2 in_proj/out_proj it maps to has no place for them.
+    EXPECT_FALSE(o.layer().attention().qkv_bias());
+    EXPECT_FALSE(o.layer().attention().out_bias());
   }
   EXPECT_EQ(teacher.train().steps(), 5000);
   EXPECT_EQ(teacher.task().copy().max_len(), 50);
