@@ -92,7 +92,8 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   }
   out.summary_csv_path = (dir / "summary.csv").string();
   out.claims_md_path = (dir / "claims.md").string();
-  // Wall time of every process that trained a point (their own clocks), plus this one's drawing.
+  // Training time: every process that trained a point, by its own clock, summed (not the wall clock
+  // of a --jobs run, which overlaps them), plus this one's drawing.
   for (const RunResult& r : run.summary.runs) out.wall_seconds += r.finished ? r.result.seconds() : 0;
   if (run.teacher.run.has_value()) out.wall_seconds += run.teacher.run->result.seconds();
   std::vector<std::string> problems;

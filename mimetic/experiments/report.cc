@@ -75,7 +75,8 @@ std::string StatusText(const ReportFigure& figure) {
 std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
   std::string md = absl::StrCat("## ", MarkdownCell(figure.id), ": ", MarkdownCell(figure.title), "\n\n",
                                 "- Status: ", MarkdownCell(StatusText(figure)), "\n- Preset: `",
-                                figure.preset, "`\n- Wall time: ", WallTime(figure), "\n");
+                                figure.preset, "`\n- Training time (the runs' own clocks, summed; with ",
+                                "--jobs=N the wall clock is about 1/N of it): ", WallTime(figure), "\n");
   if (!figure.note.empty()) absl::StrAppend(&md, "- Note: ", MarkdownCell(figure.note), "\n");
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
@@ -152,7 +153,8 @@ std::string HtmlFigure(const ReportFigure& figure) {
                       ? std::string("done")
                       : absl::StrCat("<span class=\"missing\">", HtmlEscape(StatusText(figure)), "</span>"),
                   "</li>\n<li>Preset: <code>", HtmlEscape(figure.preset),
-                  "</code></li>\n<li>Wall time: ", WallTime(figure), "</li>\n");
+                  "</code></li>\n<li>Training time (the runs' own clocks, summed): ", WallTime(figure),
+                  "</li>\n");
   if (!figure.note.empty()) absl::StrAppend(&html, "<li>Note: ", HtmlEscape(figure.note), "</li>\n");
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
@@ -211,7 +213,9 @@ std::string ReportMarkdown(const std::string& dir, const std::string& title, con
                       " | ", MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
     }
   }
-  md += "\n## Figures\n\n| figure | status | preset | wall time | verdicts |\n|---|---|---|---|---|\n";
+  md +=
+      "\n## Figures\n\n| figure | status | preset | training time (summed over runs) | verdicts |\n"
+      "|---|---|---|---|---|\n";
   for (const ReportFigure& f : figures) {
     absl::StrAppend(&md, "| ", MarkdownCell(f.id), " | ", MarkdownCell(StatusText(f)), " | `", f.preset,
                     "` | ", WallTime(f), " | ", VerdictCountsLine(f.claims), " |\n");
@@ -236,7 +240,7 @@ std::string ReportHtml(const std::string& title, const std::string& machine,
   }
   html +=
       "</table>\n<h2>Figures</h2>\n<table id=\"figures\">\n<tr><th>figure</th><th>status</th>"
-      "<th>preset</th><th>wall time</th><th>verdicts</th></tr>\n";
+      "<th>preset</th><th>training time (summed over runs)</th><th>verdicts</th></tr>\n";
   for (const ReportFigure& f : figures) {
     absl::StrAppend(&html, "<tr><td><a href=\"#", HtmlEscape(f.id), "\">", HtmlEscape(f.id), "</a></td><td",
                     Done(f) ? "" : " class=\"missing\"", ">", HtmlEscape(StatusText(f)), "</td><td><code>",

@@ -107,7 +107,7 @@ TEST(ReportTest, AFiguresNoteIsPrinted) {
   const std::string dir = runs.root + "/paper";
   ASSERT_TRUE(WriteReport(dir, "Reproduction", "Test CPU", runs.figures).ok());
   EXPECT_THAT(ReadTextFile(dir + "/report.md").value(),
-              HasSubstr("- Wall time: 42.2 s\n- Note: The checkpoint is a stand-in teacher"));
+              HasSubstr("about 1/N of it): 42.2 s\n- Note: The checkpoint is a stand-in teacher"));
   EXPECT_THAT(
       ReadTextFile(dir + "/report.html").value(),
       HasSubstr("<li>Note: The checkpoint is a stand-in teacher that this target trained itself first</li>"));
