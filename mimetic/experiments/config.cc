@@ -332,8 +332,7 @@ absl::StatusOr<models::ModelSpec> ValidateTeacher(Experiment teacher) {
   if (probe.spec.SerializeAsString() != narrow.SerializeAsString()) {
     return bad(
         "its init changes the model's parameterization (mimetic with reparameterize: true?); its file is "
-        "read "
-        "back with the plain spec, as a mamba_ssm checkpoint is: use mimetic { reparameterize: false }");
+        "read back with the plain spec, as a mamba_ssm checkpoint is: use mimetic { reparameterize: false }");
   }
   return spec;
 }
