@@ -150,10 +150,10 @@ bool HasGraphHooks() {
 
 // Runs every node of `plan` in order, reading graph inputs from `inputs` and writing outputs into
 // the plan's buffers and `out_storage`; values[i] receives node i's outputs. CUDA nodes run on
-// `stream`. `profile` (may be null) accumulates host time per op name.
+// `stream`. `profile` (may be null) accumulates host time per op name (or per call).
 absl::Status RunNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
                       const std::vector<std::shared_ptr<Storage>>& out_storage, void* stream,
-                      const std::string& name, std::map<std::string, std::pair<int64_t, double>>* profile,
+                      const std::string& name, Jit::Profile* profile,
                       std::vector<std::vector<Tensor>>& values) {
   values.assign(plan.nodes.size(), {});
   auto value_of = [&](const ValueRef& r) -> const Tensor& {
@@ -197,7 +197,13 @@ absl::Status RunNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
         profile != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status status = node.op->Compute(node_ctx, in, out);
     if (profile != nullptr) {
-      auto& entry = (*profile)[node.op->name()];
+      std::string key = node.op->name();
+      if (profile->by_call) {
+        std::vector<TensorMeta> metas;
+        for (const Tensor& t : in) metas.push_back(t.meta());
+        key = DescribeCall(*node.op, metas);
+      }
+      auto& entry = profile->entries[key];
       ++entry.first;
       entry.second += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
@@ -500,8 +506,7 @@ absl::StatusOr<std::vector<Tensor>> ReplayCudaGraph(Jit::Plan& plan, absl::Span<
 // Node-by-node replay on the host or, for CUDA plans, on the runtime's stream.
 absl::StatusOr<std::vector<Tensor>> ReplayNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
                                                 const std::vector<std::shared_ptr<Storage>>& out_storage,
-                                                const std::string& name,
-                                                std::map<std::string, std::pair<int64_t, double>>* profile) {
+                                                const std::string& name, Jit::Profile* profile) {
   const CudaGraphHooks& hooks = g_cuda_graph_hooks;
   // Only CUDA plans ask for the stream: a CPU plan in a CUDA build never creates a CUDA context.
   void* stream = plan.any_cuda && hooks.stream != nullptr ? hooks.stream() : nullptr;
@@ -558,16 +563,16 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
 std::string Jit::ProfileReport() const {
   std::vector<std::pair<double, std::string>> rows;
   double total = 0;
-  for (const auto& [name, entry] : profile_) {
+  for (const auto& [name, entry] : profile_.entries) {
     rows.emplace_back(entry.second, name);
     total += entry.second;
   }
   std::sort(rows.rbegin(), rows.rend());
   std::string out;
   for (const auto& [seconds, name] : rows) {
-    absl::StrAppend(&out,
-                    absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name, profile_.at(name).first,
-                                    seconds * 1e3, total > 0 ? 100 * seconds / total : 0.0));
+    absl::StrAppend(&out, absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name,
+                                          profile_.entries.at(name).first, seconds * 1e3,
+                                          total > 0 ? 100 * seconds / total : 0.0));
   }
   return out;
 }

@@ -99,8 +99,12 @@ class Jit {
 
   // Per-op timing of replays (for "where does the time go"): when on, every replayed node is
   // timed and the totals are kept by op name. Off by default (timing costs a clock read per node).
-  // Profiling replays CUDA plans node by node (a graph has no per-op times).
-  void set_profiling(bool on) { profiling_ = on; }
+  // Profiling replays CUDA plans node by node (a graph has no per-op times). by_call keys the totals
+  // by the whole call instead (op, input shapes, attributes): which matmul of the step is slow.
+  void set_profiling(bool on, bool by_call = false) {
+    profiling_ = on;
+    profile_.by_call = by_call;
+  }
   // "op: calls, total ms, share" lines, most expensive first.
   std::string ProfileReport() const;
 
@@ -108,6 +112,10 @@ class Jit {
   void set_cuda_graphs(bool on) { cuda_graphs_ = on; }
 
   struct Plan;
+  struct Profile {
+    bool by_call = false;
+    std::map<std::string, std::pair<int64_t, double>> entries;  // key -> (calls, seconds)
+  };
 
  private:
   JitFn fn_;
@@ -117,7 +125,7 @@ class Jit {
   Plan* last_ = nullptr;
   bool profiling_ = false;
   bool cuda_graphs_ = true;
-  std::map<std::string, std::pair<int64_t, double>> profile_;  // op name -> (calls, seconds)
+  Profile profile_;
 };
 
 }  // namespace mimetic::core

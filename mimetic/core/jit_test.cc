@@ -41,6 +41,30 @@ TEST(JitTest, ReplayEqualsEagerBitForBitAndSkipsTheFunction) {
   }
 }
 
+TEST(JitTest, ProfileCountsReplayedNodesByOpOrByCall) {
+  Jit jit(Poly);
+  Tensor x = Vec({1, 2, 3});
+  Tensor y = Vec({4, 5, 6});
+  jit({x, y}).value();  // trace: not profiled
+  jit.set_profiling(true);
+  for (int i = 0; i < 3; ++i) jit({x, y}).value();
+  // Four multiplies and one sum per replay; the reshape is a view and is not timed.
+  EXPECT_THAT(jit.ProfileReport(), HasSubstr("toy_mul"));
+  EXPECT_THAT(jit.ProfileReport(), ::testing::ContainsRegex("toy_mul +12 calls"));
+  EXPECT_THAT(jit.ProfileReport(), ::testing::ContainsRegex("toy_sum +3 calls"));
+  EXPECT_THAT(jit.ProfileReport(), ::testing::Not(HasSubstr("toy_reshape")));
+
+  Jit by_call(Poly);
+  by_call({x, y}).value();
+  by_call.set_profiling(true, /*by_call=*/true);
+  for (int i = 0; i < 2; ++i) by_call({x, y}).value();
+  // Keyed by the call: the sum's input is the reshaped f32(3), the multiplies' are f32(3) pairs.
+  const std::string report = by_call.ProfileReport();
+  EXPECT_THAT(report, ::testing::ContainsRegex("toy_sum\\(f32\\(3\\)@cpu\\) +2 calls"));
+  EXPECT_THAT(report,
+              ::testing::ContainsRegex("toy_mul\\(f32\\(3\\)@cpu, f32\\(3\\)@cpu\\) +8 calls"));
+}
+
 TEST(JitTest, SteadyStateReplayAllocatesNothing) {
   Jit jit(Poly);
   Tensor x = Vec({1, 2, 3});

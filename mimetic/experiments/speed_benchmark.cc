@@ -43,6 +43,7 @@ struct Config {
   int d_model = 64, n_layer = 2, d_state = 32, headdim = 16, chunk = 32, batch = 64, seq_len = 128,
       steps = 20;
   int threads = 2;
+  bool profile_by_call = false;
   std::string python = "/usr/bin/python3";
 };
 
@@ -81,7 +82,7 @@ double TimeMimetic(const Config& c, mimetic::core::JitPlanStats* stats) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / c.steps;
   *stats = step.jit().last_stats();
   // Where the time goes: a few more steps with per-op timing.
-  step.mutable_jit().set_profiling(true);
+  step.mutable_jit().set_profiling(true, c.profile_by_call);
   for (int i = 0; i < 5; ++i) step(&state, batch, 1e-3).value();
   std::cout << "time per op over 5 profiled steps:\n" << step.jit().ProfileReport();
   return ms;
@@ -191,6 +192,8 @@ ABSL_FLAG(int, steps, 0, "override the number of timed steps (0: keep)");
 ABSL_FLAG(bool, peers, true, "also time the PyTorch peers (false: mimetic and the machine's limit only)");
 ABSL_FLAG(int, threads, 2, "threads for mimetic (OpenMP and OpenBLAS), the peak and the PyTorch peer");
 ABSL_FLAG(std::string, python, "", "the Python that runs the PyTorch peer (default: the preset's)");
+ABSL_FLAG(bool, profile_by_call, false,
+          "time per op call (op, input shapes, attributes) instead of per op name: which GEMM is slow");
 
 int main(int argc, char** argv) {
   // The waits a training run uses (run and figure do the same); the PyTorch peer inherits them.
@@ -210,6 +213,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_seq_len) > 0) c.seq_len = absl::GetFlag(FLAGS_seq_len);
   if (absl::GetFlag(FLAGS_steps) > 0) c.steps = absl::GetFlag(FLAGS_steps);
   c.threads = std::max(1, absl::GetFlag(FLAGS_threads));
+  c.profile_by_call = absl::GetFlag(FLAGS_profile_by_call);
   if (!absl::GetFlag(FLAGS_python).empty()) c.python = absl::GetFlag(FLAGS_python);
   std::vector<std::string> presets = absl::GetFlag(FLAGS_preset);
   if (c.mixer != "mamba2" && c.mixer != "mamba1") {
