@@ -77,14 +77,26 @@ void Gemm(int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, 
           int64_t ldc, bool accumulate, Tri tri = Tri::kFull, bool transpose_a = false) {
   constexpr int64_t W = Simd<T>::kWidth;
   const int64_t sai = transpose_a ? 1 : lda, sak = transpose_a ? lda : 1;
-  for (int64_t i = 0; i < m; i += 4) {
-    const int64_t rows = std::min<int64_t>(4, m - i);
+  for (int64_t i = 0; i < m; i += 8) {
+    const int64_t rows = std::min<int64_t>(8, m - i);
     const int64_t kb = tri == Tri::kUpperA ? i : 0;
     const int64_t ke = tri == Tri::kLowerA ? std::min(k, i + rows) : k;
     const int64_t nc = tri == Tri::kLowerC ? std::min(n, RoundUp(i + rows, W)) : n;
     const T* a = A + i * sai;
     T* c = C + i * ldc;
     switch (rows) {
+      case 8:
+        GemmRows<T, 8>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
+        break;
+      case 7:
+        GemmRows<T, 7>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
+        break;
+      case 6:
+        GemmRows<T, 6>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
+        break;
+      case 5:
+        GemmRows<T, 5>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
+        break;
       case 4:
         GemmRows<T, 4>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
         break;
