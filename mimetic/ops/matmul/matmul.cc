@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/ops/cpu/blas.h"
+#include "mimetic/ops/cpu/panel_gemm.h"
 
 namespace mimetic::ops {
 namespace {
@@ -58,7 +59,11 @@ void BlasGemm(const GemmPlan& p, const T* a, const T* b, T beta, T* c) {
 
 template <typename T>
 void BlasGemms(const GemmPlan& p, const T* a, const T* b, T* c) {
-  if (p.accumulate) {
+  if (p.batch == 1 && !p.accumulate &&
+      cpu::PanelGemmSuits(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.n % cpu::Simd<T>::kWidth == 0)) {
+    // A Linear layer's skinny GEMM (flattened to one): faster than OpenBLAS (cpu/panel_gemm.h).
+    cpu::PanelGemm<T>(p.transpose_a, p.transpose_b, p.m, p.n, p.k, a, p.lda, b, p.ldb, c, p.ldc);
+  } else if (p.accumulate) {
     // Sequential beta = 1 accumulation: a fixed summation order, so the same bits every run.
     for (int64_t i = 0; i < p.batch; ++i) {
       BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, i == 0 ? T(0) : T(1), c);
