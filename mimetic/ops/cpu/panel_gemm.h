@@ -1,11 +1,10 @@
-// GEMMs of a small model's Linear layers on small_gemm.h's register-blocked kernel, in place of
-// OpenBLAS where it is faster: C (m x n) = op(A) op(B) with one short side (k <= kMaxShortSide for
-// x Wᵀ and g W; m, n <= kMaxShortSide for the weight gradient Aᵀ B over m·k rows). OpenBLAS packs
-// both operands for every call and blocks for large squares; at the main job's shapes (8192 rows,
-// k and n 32-128) that costs 10-25% (1 thread, Zen 4: 82-95 GFLOP/s against 103-113 here, see
-// panel_gemm_benchmark). Row blocks of A (or blocks of C's rows for Aᵀ B) are split over OpenMP
-// threads; every C element is summed in k order by one thread, so the bits do not depend on the
-// thread count.
+// GEMMs of a model's Linear layers on small_gemm.h's register-blocked kernel, in place of OpenBLAS
+// where it is faster: C (m x n) = op(A) op(B) with many rows and a short k (x Wᵀ and g W), or a small
+// C summed over many rows (the weight gradient Aᵀ B). OpenBLAS packs both operands for every call
+// and blocks for large squares; at the main job's shapes (8192 rows, k and n 32-128) that costs
+// 10-40% (Zen 4, 1 thread: 82-95 GFLOP/s against 100-113 here; see panel_gemm_benchmark). Row blocks of A (or
+// blocks of C's rows for Aᵀ B) are split over OpenMP threads; every C element is summed in k order by one
+// thread, so the bits do not depend on the thread count.
 //
 //   if (cpu::PanelGemmSuits(ta, tb, m, n, k, n_multiple_of_vector)) {
 //     cpu::PanelGemm<float>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);  // C = op(A) op(B)
@@ -21,19 +20,21 @@
 
 namespace mimetic::ops::cpu {
 
-// Beyond these sides OpenBLAS's cache blocking wins (B no longer fits in L2 next to A's rows).
-constexpr int64_t kMaxShortSide = 256;
 // Columns of B per pass (a k x 256 panel of B stays in L2 while the row blocks stream past it).
 constexpr int64_t kPanelCols = 256;
 // Rows of A (of the long side k for Aᵀ B) per pass: 256 rows of A and B stay in L2.
 constexpr int64_t kRowChunk = 256;
 
-// Whether PanelGemm handles this product (rather than OpenBLAS): op(A) has many rows and a short k
-// (the Linear forward x Wᵀ and input gradient g W), or C is small and k long (the weight gradient
-// Aᵀ B, which needs n a multiple of one vector: B's rows are read in place).
+// Whether PanelGemm handles this product rather than OpenBLAS, from panel_gemm_benchmark on Zen 4
+// (1 and 2 threads): op(A) with many rows and k <= 1024 (the Linear forward x Wᵀ and input gradient
+// g W: 1.03-1.4x, up to 2.6x for narrow outputs on 2 threads), except k < 64 with n > 128 (0.9-0.97x
+// on 1 thread); the weight gradient Aᵀ B only for a small C (m, n <= 128, or m <= 32 and n <= 256:
+// 1.1-1.9x; for larger C, OpenBLAS's blocking wins up to 5x), with n a multiple of one vector (B's
+// rows are read in place).
 inline bool PanelGemmSuits(bool ta, bool tb, int64_t m, int64_t n, int64_t k, bool n_vector_multiple) {
-  if (!ta) return k <= kMaxShortSide && n <= 4 * kMaxShortSide && m >= 64;
-  return !tb && n_vector_multiple && m <= kMaxShortSide && n <= kMaxShortSide && k >= 64;
+  if (!ta) return m >= 64 && k <= 1024 && (k >= 64 || n <= 128);
+  if (tb || !n_vector_multiple || k < 64) return false;
+  return (m <= 128 && n <= 128) || (m <= 32 && n <= 256);
 }
 
 namespace internal {

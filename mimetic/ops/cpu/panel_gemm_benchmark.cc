@@ -78,7 +78,7 @@ int main() {
   using mimetic::ops::cpu::Shape;
   const int64_t rows = 64 * 128;
   std::vector<Shape> shapes;
-  for (int64_t d : {64, 256}) {
+  for (int64_t d : {64, 128, 256, 512}) {
     const int64_t e = 2 * d, h = e / 16, n = 32;
     // in_proj parts (z and x: e wide; B and C: n; dt: h), then out_proj.
     for (int64_t part : {e, n, h}) {
