@@ -12,8 +12,8 @@
 // padded to a multiple of one 64-byte vector. cpu/small_gemm.h's Gemm (4 rows x 2 vectors of accumulators in
 // registers) runs about as fast as single-threaded cblas_sgemm at these sizes, skips the zero
 // triangles of the q x q blocks, and never starts OpenBLAS threads from inside the OpenMP loop.
-// The backward recomputes one head's chunk-boundary states ((L/Q + 1) N P scratch) and walks the
-// chunks in reverse (see BackwardItem). Reductions use fixed orders, so the results are identical
+// The backward recomputes the item's heads' chunk-boundary states ((L/Q + 1) N P per head) and
+// walks the chunks in reverse (see BackwardItem). Reductions use fixed orders, so the results are identical
 // run to run and independent of the thread count.
 #include <algorithm>
 #include <cmath>
@@ -88,9 +88,10 @@ using cpu::Tri;
 
 // dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols.
 template <typename T>
-void Transpose(int64_t rows, int64_t cols, const T* src, int64_t lds, T* dst, int64_t ldd) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+void Transpose(int64_t rows, int64_t cols, const T* __restrict src, int64_t lds, T* __restrict dst,
+               int64_t ldd) {
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
   }
 }
 
@@ -280,9 +281,9 @@ void Forward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Ten
   }
 }
 
-// The backward of one item. For each head: pass 1 recomputes the chunk-boundary states (and keeps
-// each chunk's Δ, decays and X̃); pass 2 walks the chunks in reverse carrying dS, the cotangent of
-// the state leaving the chunk (initially dlast_state). Within a chunk, gY = dy rows and
+// The backward of one item. Pass 1 recomputes every head's chunk-boundary states (and keeps each
+// chunk's Δ, decays and X̃); pass 2 walks the chunks in reverse, each head carrying dS, the
+// cotangent of the state leaving the chunk (initially dlast_state). Within a chunk, gY = dy rows and
 // E[l,s] = exp(acum[l] - acum[s]):
 //   end state:  dX̃[s] = wend[s] dS B[s],  dB[s] = wend[s] dSᵀ X̃[s],  dacum[s] -= X̃[s]·dX̃[s],
 //               dacum[q-1] += <dS, S_end>,  dS0 = exp(acum[q-1]) dS
@@ -293,125 +294,203 @@ void Forward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Ten
 //               dacum[l] += Σ_s (dW ∘ W)[l,s],  dacum[s] -= Σ_l (dW ∘ W)[l,s]
 //   then da[l] = Σ_{k>=l} dacum[k], dΔ[l] = da[l] A + x[l]·dX̃[l], dA += da[l] Δ[l], dx = D gY + Δ dX̃,
 //   ddt = dΔ softplus'(dt + dt_bias); dS for the previous chunk is dS0.
-// dB/dC of the item's heads are summed (in head order) into the slice [b, :, g, :] of db/dc.
+// The heads of a group share B and C, so the diagonal terms of dB and dC are taken once per chunk
+// from the heads' summed dCB (Σ_h dCB_h B = (Σ_h dCB_h) B): two q x q x N products per chunk instead
+// of per head. The chunk's dB/dC rows of the slice [b, :, g, :] are written once, the heads summed in
+// head order.
+
+// Per-head state of pass 2 and scratch reused by every (head, chunk).
+template <typename T>
+struct BackwardScratch {
+  std::vector<T> gy, xtt, dxt, dcc, dw, w, dst, s0, mrow, colsum, dacum;
+  BackwardScratch(const SsdDims& d, const Padded<T>& pd)
+      : gy(d.chunk_size * pd.p),
+        xtt(d.head_dim * pd.q),
+        dxt(d.chunk_size * pd.p),
+        dcc(d.chunk_size * pd.n),
+        dw(d.chunk_size * pd.q),
+        w(d.chunk_size * pd.q),
+        dst(d.state * pd.p),
+        s0(d.head_dim * pd.n),
+        mrow(d.chunk_size),
+        colsum(d.chunk_size),
+        dacum(d.chunk_size) {}
+};
+
+// A chunk's terms over the item's nh heads: the summed dCB (q x Qp) and dC rows without the diagonal
+// terms (q x Np); and, side by side per head (q x nh·P), exp(acum[l]) gY[l] and wend[s] X̃[s], whose
+// products with C and with the stacked dS (nh·P x Np) give every head's dS0 term and the summed
+// end-state dB in one GEMM each.
+template <typename T>
+struct ChunkSums {
+  int64_t ld;  // nh·P
+  std::vector<T> dcb, dbc, dcc, gye, wxt;
+  ChunkSums(const SsdDims& d, const Padded<T>& pd, int64_t nh)
+      : ld(nh * d.head_dim),
+        dcb(d.chunk_size * pd.q),
+        dbc(d.chunk_size * pd.n),
+        dcc(d.chunk_size * pd.n),
+        gye(d.chunk_size * ld),
+        wxt(d.chunk_size * ld) {}
+  void Zero() {
+    std::fill(dcb.begin(), dcb.end(), T(0));
+    std::fill(dcc.begin(), dcc.end(), T(0));
+  }
+};
+
+// Per-(b, h) sums of dA, dD and ddt_bias terms.
+template <typename T>
+struct HeadSums {
+  T da = 0, dd = 0, dbias = 0;
+};
+
+// Head j of one chunk of pass 2: reads ds (P x Np, dS leaving the chunk), the chunk's states
+// s_start / s_end (N x Pp), writes ds0 = exp(acum[q-1]) ds (BackwardItem adds the rest), dx and ddt
+// rows, the head's columns of sums.gye and sums.wxt, and adds its off-diagonal dC and its dCB.
+template <typename T>
+void BackwardHeadChunk(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, const T* dy, int64_t b,
+                       int64_t j, int64_t h, int64_t t0, int64_t q, const GroupChunk<T>& gc,
+                       const HeadChunk<T>& hc, const T* s_start, const T* s_end, const T* ds, T* ds0,
+                       BackwardScratch<T>& k, ChunkSums<T>& sums, HeadSums<T>& hs, T* dx, T* ddt) {
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state;
+  const int64_t pp = pd.p, np = pd.n, qp = pd.q;
+  T* gye = &sums.gye[j * P];
+  T* wxt = &sums.wxt[j * P];
+  const int64_t ld = sums.ld;
+  for (int64_t l = 0; l < q; ++l) {
+    const T* src = dy + ((b * L + t0 + l) * H + h) * P;
+    for (int64_t p = 0; p < P; ++p) {
+      k.gy[l * pp + p] = src[p];
+      gye[l * ld + p] = hc.eacum[l] * src[p];
+      wxt[l * ld + p] = hc.wend[l] * hc.xt[l * pp + p];
+    }
+  }
+  Transpose<T>(P, N, ds, np, k.dst.data(), pp);
+  Transpose<T>(N, P, s_start, pp, k.s0.data(), np);
+  // End-state terms.
+  Gemm<T>(q, pp, N, gc.bc, np, k.dst.data(), pp, k.dxt.data(), pp, false);
+  for (int64_t s = 0; s < q; ++s) {
+    for (int64_t p = 0; p < pp; ++p) k.dxt[s * pp + p] *= hc.wend[s];
+    k.dacum[s] = -Dot<T>(P, &hc.xt[s * pp], &k.dxt[s * pp]);
+  }
+  k.dacum[q - 1] += Dot<T>(N * pp, k.dst.data(), s_end);
+  // Off-diagonal (state-to-output) terms.
+  Gemm<T>(q, np, P, gye, ld, k.s0.data(), np, k.dcc.data(), np, false);
+  for (int64_t l = 0; l < q; ++l) {
+    k.dacum[l] += Dot<T>(N, gc.cc + l * np, &k.dcc[l * np]);
+    for (int64_t n = 0; n < np; ++n) sums.dcc[l * np + n] += k.dcc[l * np + n];
+  }
+  const T decay = hc.eacum[q - 1];
+  for (int64_t i = 0; i < P * np; ++i) ds0[i] = decay * ds[i];
+  // Diagonal (intra-chunk) terms.
+  Transpose<T>(q, P, hc.xt, pp, k.xtt.data(), qp);
+  Gemm<T>(q, qp, P, k.gy.data(), pp, k.xtt.data(), qp, k.dw.data(), qp, false, Tri::kLowerC);
+  std::fill(k.colsum.begin(), k.colsum.begin() + q, T(0));
+  for (int64_t l = 0; l < q; ++l) {
+    const T* cbl = gc.cb + l * qp;
+    T* wl = &k.w[l * qp];
+    T* dcb_sum = &sums.dcb[l * qp];
+    const T* dwl = &k.dw[l * qp];
+    const T al = hc.acum[l];
+    for (int64_t s = 0; s <= l; ++s) {
+      const T e = Exp<T>(al - hc.acum[s]);
+      wl[s] = cbl[s] * e;
+      const T dcb = dwl[s] * e;
+      dcb_sum[s] += dcb;
+      k.mrow[s] = dcb * cbl[s];
+      k.colsum[s] += k.mrow[s];
+    }
+    k.dacum[l] += Sum<T>(l + 1, k.mrow.data());
+    std::fill(wl + l + 1, wl + q, T(0));
+  }
+  Gemm<T>(q, pp, q, k.w.data(), qp, k.gy.data(), pp, k.dxt.data(), pp, true, Tri::kUpperA,
+          /*transpose_a=*/true);
+  // Through the cumulative sum, Δ, x and the softplus.
+  for (int64_t l = 0; l < q; ++l) k.mrow[l] = FastSoftplusGrad<T>(hc.z[l]);
+  const T a = in.a[h], dskip = in.dskip[h];
+  T da_run = 0;
+  for (int64_t l = q - 1; l >= 0; --l) {
+    da_run += k.dacum[l] - k.colsum[l];
+    const int64_t off = ((b * L + t0 + l) * H + h) * P;
+    const T* xrow = in.x + off;
+    const T* dxl = &k.dxt[l * pp];
+    const T dl = hc.delta[l];
+    hs.da += da_run * dl;
+    for (int64_t p = 0; p < P; ++p) dx[off + p] = dskip * k.gy[l * pp + p] + dl * dxl[p];
+    hs.dd += Dot<T>(P, &k.gy[l * pp], xrow);
+    const int64_t ti = (b * L + t0 + l) * H + h;
+    const T dz = (da_run * a + Dot<T>(P, xrow, dxl)) * k.mrow[l];
+    ddt[ti] = dz;
+    hs.dbias += dz;
+  }
+}
+
 template <typename T>
 void BackwardItem(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, const T* dy, const T* dlast,
                   const Item& it, T* dx, T* ddt, T* db, T* dc, T* da_bh, T* dd_bh, T* dbias_bh) {
   const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state, Q = d.chunk_size, G = d.groups;
-  const int64_t nc = d.num_chunks(), b = it.b, g = it.g;
+  const int64_t nc = d.num_chunks(), b = it.b, g = it.g, nh = it.h1 - it.h0;
   const int64_t pp = pd.p, np = pd.n, qp = pd.q;
   const int64_t gsize = GroupChunk<T>::Size(d, pd), hsize = HeadChunk<T>::Size(d, pd);
-  std::vector<T> gbuf(nc * gsize), hbuf(nc * hsize);
+  const int64_t ssize = N * pp, dsize = P * np;
+  std::vector<T> gbuf(nc * gsize), hbuf(nh * nc * hsize), states(nh * (nc + 1) * ssize, T(0));
   for (int64_t c = 0; c < nc; ++c) {
     GroupChunk<T>(d, pd, &gbuf[c * gsize]).Load(d, pd, in, b, g, c * Q, std::min(Q, L - c * Q));
   }
-  std::vector<T> states((nc + 1) * N * pp), ds(P * np), ds0(P * np), dst(N * pp), s0(P * np);
-  std::vector<T> gy(Q * pp), gye(Q * pp), xtt(P * qp), dxt(Q * pp), dbc(Q * np), dcc(Q * np);
-  std::vector<T> dw(Q * qp), w(Q * qp), dcb(Q * qp), bw(N * qp);
-  std::vector<T> mrow(Q), colsum(Q), dacum(Q);
-  for (int64_t t = 0; t < L; ++t) {
-    std::fill(db + ((b * L + t) * G + g) * N, db + ((b * L + t) * G + g + 1) * N, T(0));
-    std::fill(dc + ((b * L + t) * G + g) * N, dc + ((b * L + t) * G + g + 1) * N, T(0));
-  }
-  for (int64_t h = it.h0; h < it.h1; ++h) {
-    std::fill(states.begin(), states.begin() + N * pp, T(0));
+  // Pass 1: every head's chunk quantities and boundary states (head j's states at c: ssize each).
+  std::vector<T> bw(N * qp);
+  auto state_at = [&](int64_t j, int64_t c) { return &states[(j * (nc + 1) + c) * ssize]; };
+  for (int64_t j = 0; j < nh; ++j) {
     for (int64_t c = 0; c < nc; ++c) {
       const int64_t q = std::min(Q, L - c * Q);
-      HeadChunk<T> hc(d, &hbuf[c * hsize]);
-      hc.Prepare(d, pd, in, b, h, c * Q, q);
-      std::copy(&states[c * N * pp], &states[(c + 1) * N * pp], &states[(c + 1) * N * pp]);
-      AdvanceState<T>(d, pd, GroupChunk<T>(d, pd, &gbuf[c * gsize]), hc, q, bw.data(),
-                      &states[(c + 1) * N * pp]);
+      HeadChunk<T> hc(d, &hbuf[(j * nc + c) * hsize]);
+      hc.Prepare(d, pd, in, b, it.h0 + j, c * Q, q);
+      T* next = state_at(j, c + 1);
+      std::copy(state_at(j, c), state_at(j, c) + ssize, next);
+      AdvanceState<T>(d, pd, GroupChunk<T>(d, pd, &gbuf[c * gsize]), hc, q, bw.data(), next);
     }
+  }
+  // Pass 2: dS per head (P x Np) in two buffers, read from one and written to the other per chunk.
+  std::vector<T> ds(nh * dsize, T(0)), ds0(nh * dsize, T(0));
+  for (int64_t j = 0; j < nh; ++j) {
     for (int64_t p = 0; p < P; ++p) {
-      const T* src = dlast + ((b * H + h) * P + p) * N;
-      std::copy(src, src + N, &ds[p * np]);
+      const T* src = dlast + ((b * H + it.h0 + j) * P + p) * N;
+      std::copy(src, src + N, &ds[j * dsize + p * np]);
     }
-    const T a = in.a[h], dskip = in.dskip[h];
-    T da_h = 0, dd_h = 0, dbias_h = 0;
-    for (int64_t c = nc - 1; c >= 0; --c) {
-      const int64_t t0 = c * Q, q = std::min(Q, L - t0);
-      const GroupChunk<T> gc(d, pd, &gbuf[c * gsize]);
-      const HeadChunk<T> hc(d, &hbuf[c * hsize]);
-      for (int64_t l = 0; l < q; ++l) {
-        const T* src = dy + ((b * L + t0 + l) * H + h) * P;
-        for (int64_t p = 0; p < P; ++p) {
-          gy[l * pp + p] = src[p];
-          gye[l * pp + p] = hc.eacum[l] * src[p];
-        }
-      }
-      Transpose<T>(P, N, ds.data(), np, dst.data(), pp);
-      Transpose<T>(N, P, &states[c * N * pp], pp, s0.data(), np);
-      // End-state terms.
-      Gemm<T>(q, pp, N, gc.bc, np, dst.data(), pp, dxt.data(), pp, false);
-      Gemm<T>(q, np, P, hc.xt, pp, ds.data(), np, dbc.data(), np, false);
-      for (int64_t s = 0; s < q; ++s) {
-        for (int64_t p = 0; p < pp; ++p) dxt[s * pp + p] *= hc.wend[s];
-        for (int64_t n = 0; n < np; ++n) dbc[s * np + n] *= hc.wend[s];
-        dacum[s] = -Dot<T>(P, &hc.xt[s * pp], &dxt[s * pp]);
-      }
-      dacum[q - 1] += Dot<T>(N * pp, dst.data(), &states[(c + 1) * N * pp]);
-      // Off-diagonal (state-to-output) terms.
-      Gemm<T>(q, np, P, gye.data(), pp, s0.data(), np, dcc.data(), np, false);
-      for (int64_t l = 0; l < q; ++l) dacum[l] += Dot<T>(N, gc.cc + l * np, &dcc[l * np]);
-      const T decay = hc.eacum[q - 1];
-      for (int64_t i = 0; i < P * np; ++i) ds0[i] = decay * ds[i];
-      Gemm<T>(P, np, q, gye.data(), pp, gc.cc, np, ds0.data(), np, true, Tri::kFull, /*transpose_a=*/true);
-      // Diagonal (intra-chunk) terms.
-      Transpose<T>(q, P, hc.xt, pp, xtt.data(), qp);
-      Gemm<T>(q, qp, P, gy.data(), pp, xtt.data(), qp, dw.data(), qp, false, Tri::kLowerC);
-      std::fill(colsum.begin(), colsum.begin() + q, T(0));
-      for (int64_t l = 0; l < q; ++l) {
-        const T* cbl = gc.cb + l * qp;
-        T* wl = &w[l * qp];
-        T* dcbl = &dcb[l * qp];
-        const T* dwl = &dw[l * qp];
-        const T al = hc.acum[l];
-        for (int64_t s = 0; s <= l; ++s) {
-          const T e = Exp<T>(al - hc.acum[s]);
-          wl[s] = cbl[s] * e;
-          dcbl[s] = dwl[s] * e;
-          mrow[s] = dcbl[s] * cbl[s];
-          colsum[s] += mrow[s];
-        }
-        dacum[l] += Sum<T>(l + 1, mrow.data());
-        std::fill(wl + l + 1, wl + q, T(0));
-        std::fill(dcbl + l + 1, dcbl + q, T(0));
-      }
-      Gemm<T>(q, pp, q, w.data(), qp, gy.data(), pp, dxt.data(), pp, true, Tri::kUpperA,
-              /*transpose_a=*/true);
-      Gemm<T>(q, np, q, dcb.data(), qp, gc.bc, np, dcc.data(), np, true, Tri::kLowerA);
-      Gemm<T>(q, np, q, dcb.data(), qp, gc.cc, np, dbc.data(), np, true, Tri::kUpperA, /*transpose_a=*/true);
-      // Through the cumulative sum, Δ, x and the softplus.
-      for (int64_t l = 0; l < q; ++l) mrow[l] = FastSoftplusGrad<T>(hc.z[l]);
-      T da_run = 0;
-      for (int64_t l = q - 1; l >= 0; --l) {
-        da_run += dacum[l] - colsum[l];
-        const int64_t off = ((b * L + t0 + l) * H + h) * P;
-        const T* xrow = in.x + off;
-        const T* dxl = &dxt[l * pp];
-        const T dl = hc.delta[l];
-        da_h += da_run * dl;
-        for (int64_t p = 0; p < P; ++p) dx[off + p] = dskip * gy[l * pp + p] + dl * dxl[p];
-        dd_h += Dot<T>(P, &gy[l * pp], xrow);
-        const int64_t ti = (b * L + t0 + l) * H + h;
-        const T dz = (da_run * a + Dot<T>(P, xrow, dxl)) * mrow[l];
-        ddt[ti] = dz;
-        dbias_h += dz;
-      }
-      for (int64_t l = 0; l < q; ++l) {
-        T* dbl = db + ((b * L + t0 + l) * G + g) * N;
-        T* dcl = dc + ((b * L + t0 + l) * G + g) * N;
-        for (int64_t n = 0; n < N; ++n) {
-          dbl[n] += dbc[l * np + n];
-          dcl[n] += dcc[l * np + n];
-        }
-      }
-      std::swap(ds, ds0);
+  }
+  BackwardScratch<T> scratch(d, pd);
+  ChunkSums<T> sums(d, pd, nh);
+  std::vector<HeadSums<T>> head_sums(nh);
+  for (int64_t c = nc - 1; c >= 0; --c) {
+    const int64_t t0 = c * Q, q = std::min(Q, L - t0);
+    const GroupChunk<T> gc(d, pd, &gbuf[c * gsize]);
+    sums.Zero();
+    for (int64_t j = 0; j < nh; ++j) {
+      const HeadChunk<T> hc(d, &hbuf[(j * nc + c) * hsize]);
+      BackwardHeadChunk<T>(d, pd, in, dy, b, j, it.h0 + j, t0, q, gc, hc, state_at(j, c),
+                           state_at(j, c + 1), &ds[j * dsize], &ds0[j * dsize], scratch, sums, head_sums[j],
+                           dx, ddt);
     }
-    da_bh[b * H + h] = da_h;
-    dd_bh[b * H + h] = dd_h;
-    dbias_bh[b * H + h] = dbias_h;
+    // Every head's dS0 += Σ_l exp(acum[l]) gY[l] ⊗ C[l] and the end-state dB = Σ_h diag(wend) X̃ dS,
+    // each as one product over the heads side by side (dS stacked: nh·P x Np, row stride Np).
+    const int64_t ld = sums.ld;
+    Gemm<T>(ld, np, q, sums.gye.data(), ld, gc.cc, np, ds0.data(), np, true, Tri::kFull,
+            /*transpose_a=*/true);
+    Gemm<T>(q, np, ld, sums.wxt.data(), ld, ds.data(), np, sums.dbc.data(), np, false);
+    // The diagonal terms of dC and dB from the heads' summed dCB (zero above the diagonal).
+    Gemm<T>(q, np, q, sums.dcb.data(), qp, gc.bc, np, sums.dcc.data(), np, true, Tri::kLowerA);
+    Gemm<T>(q, np, q, sums.dcb.data(), qp, gc.cc, np, sums.dbc.data(), np, true, Tri::kUpperA,
+            /*transpose_a=*/true);
+    for (int64_t l = 0; l < q; ++l) {
+      std::copy(&sums.dbc[l * np], &sums.dbc[l * np] + N, db + ((b * L + t0 + l) * G + g) * N);
+      std::copy(&sums.dcc[l * np], &sums.dcc[l * np] + N, dc + ((b * L + t0 + l) * G + g) * N);
+    }
+    std::swap(ds, ds0);
+  }
+  for (int64_t j = 0; j < nh; ++j) {
+    da_bh[b * H + it.h0 + j] = head_sums[j].da;
+    dd_bh[b * H + it.h0 + j] = head_sums[j].dd;
+    dbias_bh[b * H + it.h0 + j] = head_sums[j].dbias;
   }
 }
 
