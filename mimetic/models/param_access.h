@@ -27,7 +27,8 @@ class ParamAccess {
   // Linear(x, name) split along its last axis into `sizes`, computed as one product per part with
   // the part's rows of W (and b), so that no (..., out) activation is written and then copied into
   // parts, and the backward writes no concatenation of the parts' cotangents: splitting W costs
-  // out x in, splitting the output would cost tokens x out.
+  // out x in, splitting the output would cost tokens x out. On CPU one LinearParts op, whose
+  // backward also sums the parts' input gradients in one pass; on CUDA one MatMul per part.
   std::vector<core::Tensor> LinearParts(const core::Tensor& x, const std::string& name,
                                         const std::vector<int64_t>& sizes) const;
 

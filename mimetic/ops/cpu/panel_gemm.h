@@ -103,6 +103,56 @@ void PanelGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, in
   }
 }
 
+// C (m x n) = Σ_i A_i B_i with A_i (m x k_i, row stride k_i) and B_i (k_i x n, row stride ldb_i):
+// the input gradient Σ_i g_i W_i of a Linear layer computed in parts (W_i the rows of W that made
+// output part i). Each 64-row tile gathers its rows of the A_i side by side (64 x Σk_i, in cache)
+// and runs one GEMM over the whole Σk_i against the B_i stacked: the accumulators stay in registers
+// across the parts (short parts such as Mamba's dt would otherwise reload C per part), C is
+// written once, and every element is summed in part order. For many rows m (>= 64).
+template <typename T>
+void PanelGemmSum(int64_t m, int64_t n, const std::vector<const T*>& a, const std::vector<int64_t>& k,
+                  const std::vector<const T*>& b, const std::vector<int64_t>& ldb, T* c, int64_t ldc) {
+  constexpr int64_t W = Simd<T>::kWidth;
+  const int64_t np = RoundUp(n, W);
+  std::vector<int64_t> offset(a.size() + 1, 0);
+  for (size_t i = 0; i < a.size(); ++i) offset[i + 1] = offset[i] + k[i];
+  const int64_t kt = offset.back();
+  if (kt == 0) {
+    for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n, T(0));
+    return;
+  }
+  // The B_i stacked (kt x np, zero columns n..np).
+  std::vector<T> bp(kt * np, T(0));
+  for (size_t i = 0; i < a.size(); ++i) {
+    for (int64_t kk = 0; kk < k[i]; ++kk) {
+      std::copy(b[i] + kk * ldb[i], b[i] + kk * ldb[i] + n, &bp[(offset[i] + kk) * np]);
+    }
+  }
+  constexpr int64_t kRowsPerTask = 64;
+  const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
+#pragma omp parallel
+  {
+    std::vector<T> ap, tile;
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t r0 = t * kRowsPerTask, rows = std::min(m, r0 + kRowsPerTask) - r0;
+      ap.resize(rows * kt);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (size_t i = 0; i < a.size(); ++i) {
+          std::copy(a[i] + (r0 + r) * k[i], a[i] + (r0 + r + 1) * k[i], &ap[r * kt + offset[i]]);
+        }
+      }
+      if (n == np) {
+        Gemm<T>(rows, np, kt, ap.data(), kt, bp.data(), np, c + r0 * ldc, ldc, false);
+      } else {
+        tile.resize(rows * np);
+        Gemm<T>(rows, np, kt, ap.data(), kt, bp.data(), np, tile.data(), np, false);
+        for (int64_t r = 0; r < rows; ++r) std::copy(&tile[r * np], &tile[r * np] + n, c + (r0 + r) * ldc);
+      }
+    }
+  }
+}
+
 }  // namespace mimetic::ops::cpu
 
 #endif  // MIMETIC_OPS_CPU_PANEL_GEMM_H_

@@ -1,0 +1,271 @@
+#include "mimetic/ops/linear_parts/linear_parts.h"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mimetic/core/status.h"
+#include "mimetic/ops/cpu/blas.h"
+#include "mimetic/ops/cpu/panel_gemm.h"
+
+namespace mimetic::ops {
+namespace {
+
+using core::DType;
+using core::Shape;
+using core::ShapeString;
+using core::TensorMeta;
+
+int64_t Rows(const Tensor& x) { return x.numel() / x.dim(-1); }
+
+Shape WithLast(const Shape& s, int64_t last) {
+  Shape out = s;
+  out.back() = last;
+  return out;
+}
+
+// Validates x (..., K) and w (S, K) against `sizes`.
+absl::Status CheckOperands(const TensorMeta& x, const TensorMeta& w, const std::vector<int64_t>& sizes) {
+  if (x.dtype == DType::kI32 || x.dtype != w.dtype) {
+    return absl::InvalidArgumentError(absl::StrCat("dtypes ", core::DTypeName(x.dtype), " and ",
+                                                   core::DTypeName(w.dtype),
+                                                   "; expected both f32 or both f64"));
+  }
+  if (x.shape.empty() || w.shape.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "x ", ShapeString(x.shape), " and w ", ShapeString(w.shape), "; expected x (..., K) and w (S, K)"));
+  }
+  if (x.shape.back() != w.shape[1]) {
+    return absl::InvalidArgumentError(absl::StrCat("x ", ShapeString(x.shape), " has K = ", x.shape.back(),
+                                                   " but w ", ShapeString(w.shape), " has ", w.shape[1]));
+  }
+  if (sizes.empty() || std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s <= 0; })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sizes [", absl::StrJoin(sizes, ", "), "]; expected one or more positive sizes"));
+  }
+  const int64_t total = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  if (total != w.shape[0]) {
+    return absl::InvalidArgumentError(absl::StrCat("sizes [", absl::StrJoin(sizes, ", "), "] sum to ", total,
+                                                   " but w ", ShapeString(w.shape), " has ", w.shape[0],
+                                                   " rows"));
+  }
+  return absl::OkStatus();
+}
+
+// Reference: double sums over K (forward) and over rows (weight gradient).
+template <typename T>
+void ReferenceForward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
+                      absl::Span<const Tensor> out) {
+  const T* x = in[0].data<T>();
+  const T* w = in[1].data<T>();
+  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
+  int64_t o = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    T* y = out[i].mutable_data<T>();
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < sizes[i]; ++j) {
+        double s = 0;
+        for (int64_t kk = 0; kk < k; ++kk) s += double(x[r * k + kk]) * double(w[(o + j) * k + kk]);
+        y[r * sizes[i] + j] = static_cast<T>(s);
+      }
+    }
+    o += sizes[i];
+  }
+}
+
+template <typename T>
+void ReferenceBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
+                       absl::Span<const Tensor> out) {
+  const T* x = in[0].data<T>();
+  const T* w = in[1].data<T>();
+  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
+  T* dx = out[0].mutable_data<T>();
+  T* dw = out[1].mutable_data<T>();
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      double s = 0;
+      int64_t o = 0;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const T* g = in[2 + i].data<T>();
+        for (int64_t j = 0; j < sizes[i]; ++j) s += double(g[r * sizes[i] + j]) * double(w[(o + j) * k + kk]);
+        o += sizes[i];
+      }
+      dx[r * k + kk] = static_cast<T>(s);
+    }
+  }
+  int64_t o = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const T* g = in[2 + i].data<T>();
+    for (int64_t j = 0; j < sizes[i]; ++j) {
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double s = 0;
+        for (int64_t r = 0; r < rows; ++r) s += double(g[r * sizes[i] + j]) * double(x[r * k + kk]);
+        dw[(o + j) * k + kk] = static_cast<T>(s);
+      }
+    }
+    o += sizes[i];
+  }
+}
+
+// C (m x n) = op(A) op(B) on the kernel MatMul would use for this product (cpu/panel_gemm.h where it
+// suits, else OpenBLAS), so that the parts' bits equal MatMul's.
+template <typename T>
+void Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+             int64_t ldb, T* c, int64_t ldc) {
+  if (cpu::PanelGemmSuits(ta, tb, m, n, k, n % cpu::Simd<T>::kWidth == 0)) {
+    cpu::PanelGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  } else {
+    cpu::Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+  }
+}
+
+template <typename T>
+void CpuForward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
+                absl::Span<const Tensor> out) {
+  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
+  int64_t o = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    Product<T>(false, true, rows, sizes[i], k, in[0].data<T>(), k, in[1].data<T>() + o * k, k,
+               out[i].mutable_data<T>(), sizes[i]);
+    o += sizes[i];
+  }
+}
+
+template <typename T>
+void CpuBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
+                 absl::Span<const Tensor> out) {
+  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
+  const T* x = in[0].data<T>();
+  const T* w = in[1].data<T>();
+  T* dx = out[0].mutable_data<T>();
+  T* dw = out[1].mutable_data<T>();
+  std::vector<const T*> g, wi;
+  std::vector<int64_t> ki, ldb;
+  int64_t o = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    g.push_back(in[2 + i].data<T>());
+    wi.push_back(w + o * k);
+    ki.push_back(sizes[i]);
+    ldb.push_back(k);
+    // dW rows of part i = g_iᵀ x over every row (MatMulSumBatch's flattened GEMM).
+    Product<T>(true, false, sizes[i], k, rows, g.back(), sizes[i], x, k, dw + o * k, k);
+    o += sizes[i];
+  }
+  if (rows >= 64 && k <= 1024) {
+    cpu::PanelGemmSum<T>(rows, k, g, ki, wi, ldb, dx, k);
+  } else {  // few rows or a wide x: OpenBLAS, the parts added in order with beta = 1
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      cpu::Gemm(false, false, rows, k, ki[i], T(1), g[i], ki[i], wi[i], k, i == 0 ? T(0) : T(1), dx, k);
+    }
+  }
+}
+
+absl::Status CheckBlasLimits(int64_t rows, int64_t k, int64_t total) {
+  for (int64_t v : {rows, k, total}) {
+    if (v > INT_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a GEMM dimension of ", v, " exceeds the BLAS limit of ", INT_MAX));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string LinearPartsOp::AttrString() const {
+  return absl::StrCat("sizes=[", absl::StrJoin(sizes_, ","), "]");
+}
+
+absl::StatusOr<std::vector<TensorMeta>> LinearPartsOp::InferMeta(absl::Span<const TensorMeta> in) const {
+  if (in.size() != 2) return absl::InvalidArgumentError(absl::StrCat("expected 2 inputs, got ", in.size()));
+  if (absl::Status s = CheckOperands(in[0], in[1], sizes_); !s.ok()) return s;
+  std::vector<TensorMeta> out;
+  for (int64_t s : sizes_) out.push_back(TensorMeta{WithLast(in[0].shape, s), in[0].dtype, in[0].device});
+  return out;
+}
+
+absl::Status LinearPartsOp::ComputeReference(absl::Span<const Tensor> in,
+                                             absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) {
+    ReferenceForward<double>(sizes_, in, out);
+  } else {
+    ReferenceForward<float>(sizes_, in, out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LinearPartsOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
+  if (in[0].numel() == 0 || in[0].dim(-1) == 0) return ComputeReference(in, out);  // empty rows or sums
+  RETURN_IF_ERROR(CheckBlasLimits(Rows(in[0]), in[0].dim(-1), in[1].dim(0)));
+  if (in[0].dtype() == DType::kF64) {
+    CpuForward<double>(sizes_, in, out);
+  } else {
+    CpuForward<float>(sizes_, in, out);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> LinearPartsOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+                                       absl::Span<const Tensor> out_grads) const {
+  return LinearPartsBackward(in[0], in[1], std::vector<Tensor>(out_grads.begin(), out_grads.end()));
+}
+
+std::string LinearPartsBackwardOp::AttrString() const {
+  return absl::StrCat("sizes=[", absl::StrJoin(sizes_, ","), "]");
+}
+
+absl::StatusOr<std::vector<TensorMeta>> LinearPartsBackwardOp::InferMeta(
+    absl::Span<const TensorMeta> in) const {
+  if (in.size() != 2 + sizes_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expected x, w and ", sizes_.size(), " cotangents, got ", in.size(), " inputs"));
+  }
+  if (absl::Status s = CheckOperands(in[0], in[1], sizes_); !s.ok()) return s;
+  for (size_t i = 0; i < sizes_.size(); ++i) {
+    const Shape want = WithLast(in[0].shape, sizes_[i]);
+    if (in[2 + i].shape != want || in[2 + i].dtype != in[0].dtype) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cotangent ", i, " is ", core::DTypeName(in[2 + i].dtype), ShapeString(in[2 + i].shape),
+          "; expected ", core::DTypeName(in[0].dtype), ShapeString(want)));
+    }
+  }
+  return std::vector<TensorMeta>{in[0], in[1]};
+}
+
+absl::Status LinearPartsBackwardOp::ComputeReference(absl::Span<const Tensor> in,
+                                                     absl::Span<const Tensor> out) const {
+  if (in[0].dtype() == DType::kF64) {
+    ReferenceBackward<double>(sizes_, in, out);
+  } else {
+    ReferenceBackward<float>(sizes_, in, out);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LinearPartsBackwardOp::ComputeCpu(absl::Span<const Tensor> in,
+                                               absl::Span<const Tensor> out) const {
+  if (in[0].numel() == 0 || in[0].dim(-1) == 0) return ComputeReference(in, out);
+  RETURN_IF_ERROR(CheckBlasLimits(Rows(in[0]), in[0].dim(-1), in[1].dim(0)));
+  if (in[0].dtype() == DType::kF64) {
+    CpuBackward<double>(sizes_, in, out);
+  } else {
+    CpuBackward<float>(sizes_, in, out);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Tensor> LinearParts(const Tensor& x, const Tensor& w, std::vector<int64_t> sizes) {
+  return core::Call(std::make_shared<LinearPartsOp>(std::move(sizes)), {x, w});
+}
+
+std::vector<Tensor> LinearPartsBackward(const Tensor& x, const Tensor& w, const std::vector<Tensor>& g) {
+  std::vector<int64_t> sizes;
+  for (const Tensor& t : g) sizes.push_back(t.ok() && t.rank() > 0 ? t.dim(-1) : 0);
+  std::vector<Tensor> in = {x, w};
+  in.insert(in.end(), g.begin(), g.end());
+  return core::Call(std::make_shared<LinearPartsBackwardOp>(std::move(sizes)), std::move(in));
+}
+
+}  // namespace mimetic::ops
