@@ -62,6 +62,38 @@ void PanelRows(int64_t r0, int64_t r1, int64_t n, int64_t np, int64_t k, const T
 
 }  // namespace internal
 
+// C_i (m_i x n) = A_iᵀ B for parts i sharing B: A_i (k x m_i, row stride lda_i), B (k x n, row
+// stride ldb, n a multiple of the vector width), C_i row stride ldc: the weight gradients of a
+// Linear layer's parts (or one, for PanelGemm). Chunks of kRowChunk rows of the A_i and B are read
+// from memory once and then used from cache by every task (8 rows of one C_i); a task belongs to
+// the same thread in every chunk (static schedule, same bounds), so one thread sums each element in
+// k order, accumulating into C after the first chunk.
+template <typename T>
+void PanelGemmTParts(int64_t n, int64_t k, const std::vector<const T*>& a, const std::vector<int64_t>& m,
+                     const std::vector<int64_t>& lda, const T* b, int64_t ldb, const std::vector<T*>& c,
+                     int64_t ldc) {
+  constexpr int64_t kCRows = 8;
+  struct Task {
+    size_t part;
+    int64_t i0, rows;
+  };
+  std::vector<Task> tasks;
+  for (size_t p = 0; p < a.size(); ++p) {
+    for (int64_t i0 = 0; i0 < m[p]; i0 += kCRows) tasks.push_back({p, i0, std::min(kCRows, m[p] - i0)});
+  }
+  const int64_t num_tasks = static_cast<int64_t>(tasks.size());
+#pragma omp parallel
+  for (int64_t k0 = 0; k0 < k; k0 += kRowChunk) {
+    const int64_t kk = std::min(kRowChunk, k - k0);
+#pragma omp for schedule(static) nowait
+    for (int64_t t = 0; t < num_tasks; ++t) {
+      const Task& w = tasks[t];
+      Gemm<T>(w.rows, n, kk, a[w.part] + k0 * lda[w.part] + w.i0, lda[w.part], b + k0 * ldb, ldb,
+              c[w.part] + w.i0 * ldc, ldc, k0 > 0, Tri::kFull, /*transpose_a=*/true);
+    }
+  }
+}
+
 // C (m x n) = op(A) op(B), row-major with leading dimensions (beta = 0). Call only where
 // PanelGemmSuits; m, n, k > 0.
 template <typename T>
@@ -88,19 +120,7 @@ void PanelGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, in
     }
     return;
   }
-  // Aᵀ B: A (k x m), B (k x n), n a multiple of W. Each task owns 8 rows of C and walks k in chunks
-  // (accumulating into C after the first), so one thread sums each element in k order.
-  constexpr int64_t kCRows = 8;
-  const int64_t tasks = (m + kCRows - 1) / kCRows;
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) {
-    const int64_t i0 = t * kCRows, rows = std::min(kCRows, m - i0);
-    for (int64_t k0 = 0; k0 < k; k0 += kRowChunk) {
-      const int64_t kk = std::min(kRowChunk, k - k0);
-      Gemm<T>(rows, n, kk, a + k0 * lda + i0, lda, b + k0 * ldb, ldb, c + i0 * ldc, ldc, k0 > 0, Tri::kFull,
-              /*transpose_a=*/true);
-    }
-  }
+  PanelGemmTParts<T>(n, k, {a}, {m}, {lda}, b, ldb, {c}, ldc);
 }
 
 // C (m x n) = Σ_i A_i B_i with A_i (m x k_i, row stride k_i) and B_i (k_i x n, row stride ldb_i):

@@ -142,22 +142,30 @@ void CpuBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
   T* dx = out[0].mutable_data<T>();
   T* dw = out[1].mutable_data<T>();
   std::vector<const T*> g, wi;
-  std::vector<int64_t> ki, ldb;
+  std::vector<T*> dwi;
+  std::vector<int64_t> ldw;
+  bool panel_dw = true;  // every part's weight gradient on the panel kernel: one pass over x for all
   int64_t o = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     g.push_back(in[2 + i].data<T>());
     wi.push_back(w + o * k);
-    ki.push_back(sizes[i]);
-    ldb.push_back(k);
-    // dW rows of part i = g_iᵀ x over every row (MatMulSumBatch's flattened GEMM).
-    Product<T>(true, false, sizes[i], k, rows, g.back(), sizes[i], x, k, dw + o * k, k);
+    dwi.push_back(dw + o * k);
+    ldw.push_back(k);
+    panel_dw = panel_dw && cpu::PanelGemmSuits(true, false, sizes[i], k, rows, k % cpu::Simd<T>::kWidth == 0);
     o += sizes[i];
   }
+  // dW rows of part i = g_iᵀ x over every row, the GEMMs MatMulSumBatch would run (same bits).
+  if (panel_dw) {
+    cpu::PanelGemmTParts<T>(k, rows, g, sizes, sizes, x, k, dwi, k);
+  } else {
+    for (size_t i = 0; i < sizes.size(); ++i)
+      Product<T>(true, false, sizes[i], k, rows, g[i], sizes[i], x, k, dwi[i], k);
+  }
   if (rows >= 64 && k <= 1024) {
-    cpu::PanelGemmSum<T>(rows, k, g, ki, wi, ldb, dx, k);
+    cpu::PanelGemmSum<T>(rows, k, g, sizes, wi, ldw, dx, k);
   } else {  // few rows or a wide x: OpenBLAS, the parts added in order with beta = 1
     for (size_t i = 0; i < sizes.size(); ++i) {
-      cpu::Gemm(false, false, rows, k, ki[i], T(1), g[i], ki[i], wi[i], k, i == 0 ? T(0) : T(1), dx, k);
+      cpu::Gemm(false, false, rows, k, sizes[i], T(1), g[i], sizes[i], wi[i], k, i == 0 ? T(0) : T(1), dx, k);
     }
   }
 }
