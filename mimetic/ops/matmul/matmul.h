@@ -4,9 +4,11 @@
 //   Tensor s = MatMul(q, k, false, true);       // q, k (B, H, L, P) -> s (B, H, L, L)
 //   Tensor dw = MatMulSumBatch(g, x, true);     // g (B, L, E), x (B, L, D) -> (E, D) = sum_b g_b^T x_b
 //
-// The fast CPU path is OpenBLAS: a rank-2 operand shared by a batched one whose rows can be
-// flattened ("x @ W^T") is a single GEMM over all B*L rows; other batched products are a loop of
-// GEMMs (run in parallel over the batch when each GEMM is too small for OpenBLAS to thread).
+// The fast CPU path: a rank-2 operand shared by a batched one whose rows can be flattened
+// ("x @ W^T") is a single GEMM over all B*L rows, and so is a weight gradient (MatMulSumBatch with
+// transpose_a); such a GEMM runs on ops/cpu/panel_gemm.h's kernel where PanelGemmSuits says it
+// beats OpenBLAS (a small model's skinny products), else on OpenBLAS. Other batched products are a
+// loop of OpenBLAS GEMMs (run in parallel over the batch when each is too small to thread).
 #ifndef MIMETIC_OPS_MATMUL_MATMUL_H_
 #define MIMETIC_OPS_MATMUL_MATMUL_H_
 
