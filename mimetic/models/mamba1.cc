@@ -96,8 +96,8 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
   Tensor conv_b = s.conv_bias() ? p.Get("conv1d/bias") : ops::ZerosLike(p.Get("D"));
   Tensor conv = ops::CausalConv1d(x, conv_w, conv_b);
   Tensor xc = ops::Silu(conv);                                          // (B, L, E)
-  Tensor x_dbl = ops::MatMul(xc, p.Get("x_proj/weight"), false, true);  // (B, L, R + 2N)
-  std::vector<Tensor> dbc = ops::Split(x_dbl, -1, {d.R, d.N, d.N});
+  // x_proj (B, L, R + 2N) = [dt_low | B | C], in its three parts (no split, no concatenation).
+  std::vector<Tensor> dbc = p.LinearParts(xc, "x_proj", {d.R, d.N, d.N});
   Tensor dt = ops::MatMul(dbc[0], p.Get("dt_proj/weight"), false, true);  // (B, L, E), bias in the scan
   // A = -exp(s * A_log); s = 1 (mamba_ssm) or -c (mimetic A≈1, paper §3).
   Tensor A = ops::Neg(ops::Exp(ops::MulScalar(p.Get("A_log"), s.a_log_scale())));  // (E, N)
