@@ -1,5 +1,6 @@
 #include "mimetic/models/mamba1.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -101,8 +102,15 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
   Tensor dt = ops::MatMul(dbc[0], p.Get("dt_proj/weight"), false, true);  // (B, L, E), bias in the scan
   // A = -exp(s * A_log); s = 1 (mamba_ssm) or -c (mimetic A≈1, paper §3).
   Tensor A = ops::Neg(ops::Exp(ops::MulScalar(p.Get("A_log"), s.a_log_scale())));  // (E, N)
+  // The backward's recomputation chunk: on the CPU one chunk for rows up to 256 steps (its scratch,
+  // 4 x chunk x N x 16 floats per thread, is small there; no pass to the chunk starts, ~10% faster),
+  // which never changes a bit; the GPU keeps the default (its workspace is sized by it).
+  const int64_t len = u.ok() ? u.dim(1) : 0;
+  const int64_t chunk = u.ok() && u.device() == core::Device::kCpu
+                            ? std::clamp<int64_t>(len, ops::kSelectiveScanDefaultChunk, 256)
+                            : ops::kSelectiveScanDefaultChunk;
   ops::SelectiveScanResult scan = ops::SelectiveScan(xc, dt, A, dbc[1], dbc[2], p.Get("D"), z,
-                                                     p.Get("dt_proj/bias"), /*delta_softplus=*/true);
+                                                     p.Get("dt_proj/bias"), /*delta_softplus=*/true, chunk);
   if (internals != nullptr) {
     internals->xc = xc;
     internals->delta = ops::Softplus(ops::Add(dt, p.Get("dt_proj/bias")));
