@@ -2,9 +2,9 @@
 // where it is faster: C (m x n) = op(A) op(B) with many rows and a short k (x Wᵀ and g W), or a small
 // C summed over many rows (the weight gradient Aᵀ B). OpenBLAS packs both operands for every call
 // and blocks for large squares; at the main job's shapes (8192 rows, k and n 32-128) that costs
-// 10-40% (Zen 4, 1 thread: 82-95 GFLOP/s against 100-113 here; see panel_gemm_benchmark). Row blocks of A (or
-// blocks of C's rows for Aᵀ B) are split over OpenMP threads; every C element is summed in k order by one
-// thread, so the bits do not depend on the thread count.
+// 10-40% (Zen 4, 1 thread: 77-97 GFLOP/s against 91-109 here; see panel_gemm_benchmark). Row blocks
+// of A (or blocks of C's rows for Aᵀ B) are split over OpenMP threads; every C element is summed in
+// k order by one thread, so the bits do not depend on the thread count.
 //
 //   if (cpu::PanelGemmSuits(ta, tb, m, n, k, n_multiple_of_vector)) {
 //     cpu::PanelGemm<float>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);  // C = op(A) op(B)
