@@ -10,7 +10,12 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <initializer_list>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace mimetic::ops::cpu {
 
@@ -28,6 +33,17 @@ inline bool GemmIsTrivial(int64_t m, int64_t n, int64_t k, bool beta_is_zero, in
   return true;
 }
 }  // namespace internal
+
+// OK when every GEMM dimension and leading dimension fits cblas's int; else an error naming it.
+inline absl::Status CheckBlasDims(std::initializer_list<int64_t> dims) {
+  for (int64_t v : dims) {
+    if (v > INT_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a GEMM dimension of ", v, " exceeds the BLAS limit of ", INT_MAX));
+    }
+  }
+  return absl::OkStatus();
+}
 
 // C (m, n) = alpha op(A) op(B) + beta C, row-major with leading dimensions; op(X) = Xᵀ when trans_x.
 inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mimetic/ops/cpu/blas.h"
 #include "mimetic/ops/cpu/small_gemm.h"
 
 namespace mimetic::ops::cpu {
@@ -123,6 +124,18 @@ void PanelGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, in
   PanelGemmTParts<T>(n, k, {a}, {m}, {lda}, b, ldb, {c}, ldc);
 }
 
+// C (m x n) = op(A) op(B) (beta = 0) on whichever kernel is faster for the shape: PanelGemm where
+// PanelGemmSuits, else OpenBLAS. The one place that choice is made (MatMul, LinearParts).
+template <typename T>
+void FastGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+              int64_t ldb, T* c, int64_t ldc) {
+  if (PanelGemmSuits(ta, tb, m, n, k, n % Simd<T>::kWidth == 0)) {
+    PanelGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  } else {
+    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+  }
+}
+
 // C (m x n) = Σ_i A_i B_i with A_i (m x k_i, row stride k_i) and B_i (k_i x n, row stride ldb_i):
 // the input gradient Σ_i g_i W_i of a Linear layer computed in parts (W_i the rows of W that made
 // output part i). Each 64-row tile gathers its rows of the A_i side by side (64 x Σk_i, in cache)
@@ -132,15 +145,10 @@ void PanelGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, in
 template <typename T>
 void PanelGemmSum(int64_t m, int64_t n, const std::vector<const T*>& a, const std::vector<int64_t>& k,
                   const std::vector<const T*>& b, const std::vector<int64_t>& ldb, T* c, int64_t ldc) {
-  constexpr int64_t W = Simd<T>::kWidth;
-  const int64_t np = RoundUp(n, W);
+  const int64_t np = RoundUp(n, Simd<T>::kWidth);
   std::vector<int64_t> offset(a.size() + 1, 0);
   for (size_t i = 0; i < a.size(); ++i) offset[i + 1] = offset[i] + k[i];
   const int64_t kt = offset.back();
-  if (kt == 0) {
-    for (int64_t r = 0; r < m; ++r) std::fill(c + r * ldc, c + r * ldc + n, T(0));
-    return;
-  }
   // The B_i stacked (kt x np, zero columns n..np).
   std::vector<T> bp(kt * np, T(0));
   for (size_t i = 0; i < a.size(); ++i) {
@@ -152,7 +160,7 @@ void PanelGemmSum(int64_t m, int64_t n, const std::vector<const T*>& a, const st
   const int64_t tasks = (m + kRowsPerTask - 1) / kRowsPerTask;
 #pragma omp parallel
   {
-    std::vector<T> ap, tile;
+    std::vector<T> ap, scratch;
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tasks; ++t) {
       const int64_t r0 = t * kRowsPerTask, rows = std::min(m, r0 + kRowsPerTask) - r0;
@@ -162,13 +170,7 @@ void PanelGemmSum(int64_t m, int64_t n, const std::vector<const T*>& a, const st
           std::copy(a[i] + (r0 + r) * k[i], a[i] + (r0 + r + 1) * k[i], &ap[r * kt + offset[i]]);
         }
       }
-      if (n == np) {
-        Gemm<T>(rows, np, kt, ap.data(), kt, bp.data(), np, c + r0 * ldc, ldc, false);
-      } else {
-        tile.resize(rows * np);
-        Gemm<T>(rows, np, kt, ap.data(), kt, bp.data(), np, tile.data(), np, false);
-        for (int64_t r = 0; r < rows; ++r) std::copy(&tile[r * np], &tile[r * np] + n, c + (r0 + r) * ldc);
-      }
+      internal::PanelRows<T>(0, rows, n, np, kt, ap.data(), kt, bp.data(), c + r0 * ldc, ldc, scratch);
     }
   }
 }

@@ -1,7 +1,6 @@
 #include "mimetic/ops/linear_parts/linear_parts.h"
 
 #include <algorithm>
-#include <climits>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -109,25 +108,13 @@ void ReferenceBackward(const std::vector<int64_t>& sizes, absl::Span<const Tenso
   }
 }
 
-// C (m x n) = op(A) op(B) on the kernel MatMul would use for this product (cpu/panel_gemm.h where it
-// suits, else OpenBLAS), so that the parts' bits equal MatMul's.
-template <typename T>
-void Product(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-             int64_t ldb, T* c, int64_t ldc) {
-  if (cpu::PanelGemmSuits(ta, tb, m, n, k, n % cpu::Simd<T>::kWidth == 0)) {
-    cpu::PanelGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-  } else {
-    cpu::Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
-  }
-}
-
 template <typename T>
 void CpuForward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
                 absl::Span<const Tensor> out) {
   const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
   int64_t o = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    Product<T>(false, true, rows, sizes[i], k, in[0].data<T>(), k, in[1].data<T>() + o * k, k,
+    cpu::FastGemm<T>(false, true, rows, sizes[i], k, in[0].data<T>(), k, in[1].data<T>() + o * k, k,
                out[i].mutable_data<T>(), sizes[i]);
     o += sizes[i];
   }
@@ -154,12 +141,12 @@ void CpuBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
     panel_dw = panel_dw && cpu::PanelGemmSuits(true, false, sizes[i], k, rows, k % cpu::Simd<T>::kWidth == 0);
     o += sizes[i];
   }
-  // dW rows of part i = g_iᵀ x over every row, the GEMMs MatMulSumBatch would run (same bits).
+  // dW rows of part i = g_iᵀ x over every row, the GEMMs MatMulSumBatch runs (same bits).
   if (panel_dw) {
     cpu::PanelGemmTParts<T>(k, rows, g, sizes, sizes, x, k, dwi, k);
   } else {
     for (size_t i = 0; i < sizes.size(); ++i)
-      Product<T>(true, false, sizes[i], k, rows, g[i], sizes[i], x, k, dwi[i], k);
+      cpu::FastGemm<T>(true, false, sizes[i], k, rows, g[i], sizes[i], x, k, dwi[i], k);
   }
   if (rows >= 64 && k <= 1024) {
     cpu::PanelGemmSum<T>(rows, k, g, sizes, wi, ldw, dx, k);
@@ -168,16 +155,6 @@ void CpuBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
       cpu::Gemm(false, false, rows, k, sizes[i], T(1), g[i], sizes[i], wi[i], k, i == 0 ? T(0) : T(1), dx, k);
     }
   }
-}
-
-absl::Status CheckBlasLimits(int64_t rows, int64_t k, int64_t total) {
-  for (int64_t v : {rows, k, total}) {
-    if (v > INT_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("a GEMM dimension of ", v, " exceeds the BLAS limit of ", INT_MAX));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -206,7 +183,7 @@ absl::Status LinearPartsOp::ComputeReference(absl::Span<const Tensor> in,
 
 absl::Status LinearPartsOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
   if (in[0].numel() == 0 || in[0].dim(-1) == 0) return ComputeReference(in, out);  // empty rows or sums
-  RETURN_IF_ERROR(CheckBlasLimits(Rows(in[0]), in[0].dim(-1), in[1].dim(0)));
+  RETURN_IF_ERROR(cpu::CheckBlasDims({Rows(in[0]), in[0].dim(-1), in[1].dim(0)}));
   if (in[0].dtype() == DType::kF64) {
     CpuForward<double>(sizes_, in, out);
   } else {
@@ -255,7 +232,7 @@ absl::Status LinearPartsBackwardOp::ComputeReference(absl::Span<const Tensor> in
 absl::Status LinearPartsBackwardOp::ComputeCpu(absl::Span<const Tensor> in,
                                                absl::Span<const Tensor> out) const {
   if (in[0].numel() == 0 || in[0].dim(-1) == 0) return ComputeReference(in, out);
-  RETURN_IF_ERROR(CheckBlasLimits(Rows(in[0]), in[0].dim(-1), in[1].dim(0)));
+  RETURN_IF_ERROR(cpu::CheckBlasDims({Rows(in[0]), in[0].dim(-1), in[1].dim(0)}));
   if (in[0].dtype() == DType::kF64) {
     CpuBackward<double>(sizes_, in, out);
   } else {

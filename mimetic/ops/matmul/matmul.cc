@@ -1,10 +1,10 @@
 #include "mimetic/ops/matmul/matmul.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/status.h"
 #include "mimetic/ops/cpu/blas.h"
 #include "mimetic/ops/cpu/panel_gemm.h"
 
@@ -59,10 +59,9 @@ void BlasGemm(const GemmPlan& p, const T* a, const T* b, T beta, T* c) {
 
 template <typename T>
 void BlasGemms(const GemmPlan& p, const T* a, const T* b, T* c) {
-  if (p.batch == 1 && !p.accumulate &&
-      cpu::PanelGemmSuits(p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.n % cpu::Simd<T>::kWidth == 0)) {
-    // A Linear layer's skinny GEMM (flattened to one): faster than OpenBLAS (cpu/panel_gemm.h).
-    cpu::PanelGemm<T>(p.transpose_a, p.transpose_b, p.m, p.n, p.k, a, p.lda, b, p.ldb, c, p.ldc);
+  if (p.batch == 1 && !p.accumulate) {
+    // One GEMM (a Linear layer's, flattened): on our kernel where it beats OpenBLAS.
+    cpu::FastGemm<T>(p.transpose_a, p.transpose_b, p.m, p.n, p.k, a, p.lda, b, p.ldb, c, p.ldc);
   } else if (p.accumulate) {
     // Sequential beta = 1 accumulation: a fixed summation order, so the same bits every run.
     for (int64_t i = 0; i < p.batch; ++i) {
@@ -88,12 +87,7 @@ absl::Status RunCpu(const GemmPlan& p, const Tensor& a, const Tensor& b, const T
     std::fill(c, c + out.numel(), T(0));
     return absl::OkStatus();
   }
-  for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc}) {
-    if (v > INT_MAX) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("a GEMM dimension of ", v, " exceeds the BLAS limit of ", INT_MAX));
-    }
-  }
+  RETURN_IF_ERROR(cpu::CheckBlasDims({p.m, p.n, p.k, p.lda, p.ldb, p.ldc}));
   BlasGemms<T>(p, a.data<T>(), b.data<T>(), c);
   return absl::OkStatus();
 }
