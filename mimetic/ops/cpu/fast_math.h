@@ -69,6 +69,11 @@ inline float Exp(float x) {
 // is how the selective scan's CUDA kernels form exp(dt·A) = 2^(dt · A log2 e). The clamps act on k
 // and f, not on u: a clamp of u lets GCC's PRE fold the whole function on the clamped path in the
 // scan's loops, which then stop vectorising.
+// Exp2's polynomial for 2^f on [-1/2, 1/2], highest degree first (also Exp2Product16's).
+constexpr float kExp2Poly[7] = {1.535336188319500e-4f, 1.339887440266574e-3f, 9.618437357674640e-3f,
+                                5.550332471162809e-2f, 2.402264791363012e-1f, 6.931472028550421e-1f,
+                                1.0f};
+
 inline float Exp2(float u) {
   float k = (u + 12582912.0f) - 12582912.0f;
   k = k < -126.0f ? -126.0f : k;  // NaN stays NaN (as std::max / std::min would keep it)
@@ -76,13 +81,8 @@ inline float Exp2(float u) {
   float f = u - k;
   f = f < -0.5f ? -0.5f : f;
   f = f > 0.5f ? 0.5f : f;
-  float p = 1.535336188319500e-4f;
-  p = p * f + 1.339887440266574e-3f;
-  p = p * f + 9.618437357674640e-3f;
-  p = p * f + 5.550332471162809e-2f;
-  p = p * f + 2.402264791363012e-1f;
-  p = p * f + 6.931472028550421e-1f;
-  p = p * f + 1.0f;
+  float p = kExp2Poly[0];
+  for (int i = 1; i < 7; ++i) p = p * f + kExp2Poly[i];
   return p * BitsToFloat((static_cast<int32_t>(k) + 127) << 23);
 }
 
@@ -105,13 +105,8 @@ inline __m512 Exp2Product16(__m512 a, __m512 b) {
   constexpr __mmask16 kAll = 0xFFFF;
   f = _mm512_mask_max_ps(f, kAll, f, _mm512_set1_ps(-0.5f));
   f = _mm512_mask_min_ps(f, kAll, f, _mm512_set1_ps(0.5f));
-  __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
-  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  __m512 p = _mm512_set1_ps(kExp2Poly[0]);
+  for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[i]));
   return _mm512_mask_scalef_ps(p, kAll, p, k);
 }
 #endif

@@ -119,11 +119,8 @@ float Exp2ProductScalar(float a, float b) {
   const float k = std::fma(a, b, magic) - magic;
   float f = std::fma(a, b, -k);
   f = std::min(std::max(f, -0.5f), 0.5f);
-  float p = 1.535336188319500e-4f;
-  for (float c : {1.339887440266574e-3f, 9.618437357674640e-3f, 5.550332471162809e-2f, 2.402264791363012e-1f,
-                  6.931472028550421e-1f, 1.0f}) {
-    p = std::fma(p, f, c);
-  }
+  float p = kExp2Poly[0];
+  for (int i = 1; i < 7; ++i) p = std::fma(p, f, kExp2Poly[i]);
   return std::ldexp(p, static_cast<int>(k));
 }
 

@@ -12,39 +12,30 @@ namespace mimetic::ops::cpu {
 namespace {
 
 TEST(LaneSumsTest, SumLanesAddsInItsTreeOrder) {
-  // Values whose sum depends on the order: 1e8 + 1 + ... loses the 1s unless
-  // they meet first.
+  // Values whose sum depends on the order: 1e8 + 1 + ... loses the 1s unless they meet first.
   float x[16];
-  for (int j = 0; j < 16; ++j)
-    x[j] = static_cast<float>(j + 1) * (j % 2 ? 1.0f : -1.0f) * 1e-3f;
+  for (int j = 0; j < 16; ++j) x[j] = static_cast<float>(j + 1) * (j % 2 ? 1.0f : -1.0f) * 1e-3f;
   x[0] = 1e8f;
   x[8] = -1e8f;
-  const float v0 =
-      ((x[0] + x[8]) + (x[4] + x[12])) + ((x[2] + x[10]) + (x[6] + x[14]));
-  const float v1 =
-      ((x[1] + x[9]) + (x[5] + x[13])) + ((x[3] + x[11]) + (x[7] + x[15]));
+  const float v0 = ((x[0] + x[8]) + (x[4] + x[12])) + ((x[2] + x[10]) + (x[6] + x[14]));
+  const float v1 = ((x[1] + x[9]) + (x[5] + x[13])) + ((x[3] + x[11]) + (x[7] + x[15]));
   EXPECT_EQ(SumLanes(x), v0 + v1);
   double d[16];
-  for (int j = 0; j < 16; ++j)
-    d[j] = j;
+  for (int j = 0; j < 16; ++j) d[j] = j;
   EXPECT_EQ(SumLanes(d), 120.0);
 }
 
-// AddLaneSums (with AVX-512: 16 rows per shuffle tree) equals SumLanes row by
-// row, bit for bit, for N below, at and around multiples of 16, with magnitudes
-// spread over 2^30 so that every reassociation would show.
+// AddLaneSums (with AVX-512: 16 rows per shuffle tree) equals SumLanes row by row, bit for bit, for N below,
+// at and around multiples of 16, with magnitudes spread over 2^30 so that every reassociation would show.
 TEST(LaneSumsTest, AddLaneSumsEqualsSumLanesBitForBit) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   for (int64_t N : {1, 15, 16, 17, 32, 37, 64}) {
     for (int trial = 0; trial < 200; ++trial) {
       std::vector<float> rows(N * kLanes), out(N), want(N);
-      for (float &v : rows)
-        v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 31) - 15);
-      for (int64_t n = 0; n < N; ++n)
-        out[n] = want[n] = normal(rng);
-      for (int64_t n = 0; n < N; ++n)
-        want[n] += SumLanes(rows.data() + n * kLanes);
+      for (float& v : rows) v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 31) - 15);
+      for (int64_t n = 0; n < N; ++n) out[n] = want[n] = normal(rng);
+      for (int64_t n = 0; n < N; ++n) want[n] += SumLanes(rows.data() + n * kLanes);
       AddLaneSums(N, rows.data(), out.data());
       ASSERT_EQ(std::memcmp(out.data(), want.data(), N * sizeof(float)), 0)
           << "N " << N << " trial " << trial;
@@ -68,5 +59,5 @@ TEST(LaneSumsTest, NaNAndInfinityPropagate) {
   }
 }
 
-} // namespace
-} // namespace mimetic::ops::cpu
+}  // namespace
+}  // namespace mimetic::ops::cpu

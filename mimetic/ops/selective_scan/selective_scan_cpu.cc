@@ -183,22 +183,27 @@ inline void RecomputeStep(int64_t N, const T* __restrict dt, const T* __restrict
   std::copy(acc, acc + kBlock, y);
 }
 
-
 #if defined(__AVX512F__)
 // With AVX-512, ScanStep and RecomputeStep for f32 in intrinsics, the same operations in the same
 // order as the portable loops above compile to (the bits are equal: checkpoints of a Mamba 1 run are
 // byte-identical), with exp(dt A) from fast_math::Exp2Product16, whose vscalefps replaces Exp2's clamp
 // selects: the forward scan 1.4x faster.
+
+// State n of the step, 16 lanes: e = exp(dt A_n) and returns e h_n + dt x B_t[n].
+inline __m512 NextState16(__m512 dt, __m512 dtx, const float* as_n, const float* h_n, float bn, __m512& e) {
+  e = fast_math::Exp2Product16(dt, _mm512_loadu_ps(as_n));
+  return _mm512_fmadd_ps(e, _mm512_loadu_ps(h_n), _mm512_mul_ps(dtx, _mm512_set1_ps(bn)));
+}
+
 inline void ScanStep(int64_t N, const float* __restrict dt, const float* __restrict dtx,
                      const float* __restrict as, const float* __restrict B_t, const float* __restrict C_t,
                      float* __restrict h, float* __restrict y) {
   const __m512 vdt = _mm512_loadu_ps(dt), vdtx = _mm512_loadu_ps(dtx);
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc = _mm512_setzero_ps(), e;
   for (int64_t n = 0; n < N; ++n) {
-    const __m512 e = fast_math::Exp2Product16(vdt, _mm512_loadu_ps(as + n * kBlock));
-    const __m512 hn =
-        _mm512_fmadd_ps(e, _mm512_loadu_ps(h + n * kBlock), _mm512_mul_ps(vdtx, _mm512_set1_ps(B_t[n])));
-    _mm512_storeu_ps(h + n * kBlock, hn);
+    const int64_t o = n * kBlock;
+    const __m512 hn = NextState16(vdt, vdtx, as + o, h + o, B_t[n], e);
+    _mm512_storeu_ps(h + o, hn);
     acc = _mm512_fmadd_ps(_mm512_set1_ps(C_t[n]), hn, acc);
   }
   _mm512_storeu_ps(y, acc);
@@ -209,12 +214,10 @@ inline void RecomputeStep(int64_t N, const float* __restrict dt, const float* __
                           const float* __restrict C_t, const float* __restrict prev,
                           float* __restrict h_out, float* __restrict e_out, float* __restrict y) {
   const __m512 vdt = _mm512_loadu_ps(dt), vdtx = _mm512_loadu_ps(dtx);
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc = _mm512_setzero_ps(), e;
   for (int64_t n = 0; n < N; ++n) {
     const int64_t o = n * kBlock;
-    const __m512 e = fast_math::Exp2Product16(vdt, _mm512_loadu_ps(as + o));
-    const __m512 hn =
-        _mm512_fmadd_ps(e, _mm512_loadu_ps(prev + o), _mm512_mul_ps(vdtx, _mm512_set1_ps(B_t[n])));
+    const __m512 hn = NextState16(vdt, vdtx, as + o, prev + o, B_t[n], e);
     _mm512_storeu_ps(e_out + o, e);
     _mm512_storeu_ps(h_out + o, hn);
     acc = _mm512_fmadd_ps(_mm512_set1_ps(C_t[n]), hn, acc);
