@@ -70,6 +70,16 @@ inline void GemmRows(int64_t kb, int64_t ke, const T* A, int64_t sai, int64_t sa
   for (; j < ncols; j += W) GemmBlock<T, R, 1>(kb, ke, A, sai, sak, B + j, ldb, C + j, ldc, accumulate);
 }
 
+// GemmRows for a row count known only at run time, 1 <= rows <= R (a matrix's last, short row block).
+template <typename T, int R>
+inline void GemmRowsUpTo(int64_t rows, int64_t kb, int64_t ke, const T* A, int64_t sai, int64_t sak,
+                         const T* B, int64_t ldb, T* C, int64_t ldc, int64_t ncols, bool accumulate) {
+  if constexpr (R > 1) {
+    if (rows < R) return GemmRowsUpTo<T, R - 1>(rows, kb, ke, A, sai, sak, B, ldb, C, ldc, ncols, accumulate);
+  }
+  GemmRows<T, R>(kb, ke, A, sai, sak, B, ldb, C, ldc, ncols, accumulate);
+}
+
 // C (m x n) = [C +] op(A) (m x k) B (k x n), row-major with leading dimensions, op(A) = Aᵀ (stored
 // k x m) when transpose_a. n, ldb and ldc are multiples of Simd<T>::kWidth (padded scratch rows).
 template <typename T>
@@ -84,31 +94,7 @@ void Gemm(int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, 
     const int64_t nc = tri == Tri::kLowerC ? std::min(n, RoundUp(i + rows, W)) : n;
     const T* a = A + i * sai;
     T* c = C + i * ldc;
-    switch (rows) {
-      case 8:
-        GemmRows<T, 8>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 7:
-        GemmRows<T, 7>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 6:
-        GemmRows<T, 6>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 5:
-        GemmRows<T, 5>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 4:
-        GemmRows<T, 4>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 3:
-        GemmRows<T, 3>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      case 2:
-        GemmRows<T, 2>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-        break;
-      default:
-        GemmRows<T, 1>(kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
-    }
+    GemmRowsUpTo<T, 8>(rows, kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
   }
 }
 
