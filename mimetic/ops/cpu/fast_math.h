@@ -18,6 +18,7 @@
 //   Exp2Product16  (AVX-512 only) 2^(a·b) in 16 lanes: Exp2 of the product as the scan's loops
 //              compute it, bit for bit on [-126, 127]; exact (denormal, 0, inf) rather than saturated
 //              outside.
+//   Exp16      (AVX-512 only) Exp in 16 lanes, bit for bit.
 //   Log1pUnit  u in [0, 1]: abs error < 1e-7 and rel < 1.3e-7 (exact 0 at 0, full relative accuracy
 //              for tiny u).
 //   Sigmoid    rel < 2e-7 (measured 1.1e-7) where the result is a normal float (1 for x > 17, e^x with
@@ -108,6 +109,38 @@ inline __m512 Exp2Product16(__m512 a, __m512 b) {
   __m512 p = _mm512_set1_ps(kExp2Poly[0]);
   for (int i = 1; i < 7; ++i) p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(kExp2Poly[i]));
   return _mm512_mask_scalef_ps(p, kAll, p, k);
+}
+
+// Exp in 16 lanes, bit for bit: the same clamps, reduction and polynomial with the multiply-adds GCC
+// contracts the scalar code into (-ffp-contract=fast, GCC's default), and the same two exponent-bit
+// scalings, so a kernel may mix it with loops that call Exp. For loops GCC does not vectorise (masked
+// triangles of the SSD's q x q blocks).
+inline __m512 Exp16(__m512 x) {
+  constexpr __mmask16 kAll = 0xFFFF;  // see Exp2Product16 on the masked max/min forms
+  // max/min return their second operand for a NaN first one: NaN -> -104, as Exp's comparisons.
+  const __m512 lo = _mm512_mask_max_ps(x, kAll, x, _mm512_set1_ps(-104.0f));
+  const __m512 xc = _mm512_mask_min_ps(lo, kAll, lo, _mm512_set1_ps(89.0f));
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512 k = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(1.44269504088896341f), magic), magic);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), xc);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428606765330187e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i ki = _mm512_cvttps_epi32(k);  // in [-150, 128]
+  const __m512i k1 = _mm512_srai_epi32(ki, 1);
+  const __m512i bias = _mm512_set1_epi32(127);
+  const __m512 s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(k1, bias), 23));
+  const __m512 s2 =
+      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ki, k1), bias), 23));
+  const __m512 result = _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  return _mm512_mask_mov_ps(result, nan, x);
 }
 #endif
 

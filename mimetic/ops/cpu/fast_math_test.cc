@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -129,6 +130,40 @@ void Exp2Product16Of(const float* a, const float* b, float* out) {
   _mm512_storeu_ps(out, Exp2Product16(_mm512_loadu_ps(a), _mm512_loadu_ps(b)));
 }
 
+TEST(FastMathTest, Exp16IsExpBitForBit) {
+  // Every 997th float bit pattern (both signs: normal, denormal, 0, inf and NaN arguments), then
+  // specials: the clamps' edges, rounding boundaries of k, and 0 / inf / NaN.
+  std::vector<float> xs;
+  for (uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 997) {
+    xs.push_back(__builtin_bit_cast(float, static_cast<uint32_t>(bits)));
+  }
+  uint32_t state = 777;  // and 2^20 arguments uniform on [-105, 90], the values a kernel meets
+  for (int i = 0; i < (1 << 20); ++i) {
+    state = state * 1664525u + 1013904223u;
+    xs.push_back(-105.0f + 195.0f * static_cast<float>(state >> 8) / 16777216.0f);
+  }
+  for (float x : {-104.0f, -103.99999f, -104.00001f, 89.0f, 88.99999f, 89.00001f, 88.72284f, 88.72283f,
+                  -87.33654f, 0.0f, -0.0f, 0.34657359f, -0.34657359f, kInf, -kInf, kNaN, -kNaN}) {
+    xs.push_back(x);
+  }
+  while (xs.size() % 16 != 0) xs.push_back(1.0f);
+  int64_t mismatches = 0;
+  for (size_t i = 0; i < xs.size(); i += 16) {
+    float out[16];
+    _mm512_storeu_ps(out, Exp16(_mm512_loadu_ps(&xs[i])));
+    for (int j = 0; j < 16; ++j) {
+      const float want = Exp(xs[i + j]);
+      const bool same = std::isnan(want)
+                            ? std::isnan(out[j])
+                            : __builtin_bit_cast(uint32_t, want) == __builtin_bit_cast(uint32_t, out[j]);
+      if (!same && ++mismatches <= 5) {
+        ADD_FAILURE() << "Exp16(" << xs[i + j] << ") = " << out[j] << ", Exp gives " << want;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0) << "of " << xs.size() << " arguments";
+}
+
 TEST(FastMathTest, Exp2Product16IsTheScalarFormulaInRangeAndExactOutside) {
   // Products over [-126, 127] from a = dt-like steps and b = scaled-A-like values (the scan's case)
   // and from arbitrary pairs: bit for bit the written-out formula, and within Exp2's accuracy.
@@ -159,8 +194,8 @@ TEST(FastMathTest, Exp2Product16IsTheScalarFormulaInRangeAndExactOutside) {
   // Below 2^-126: the rounded denormal (within one denormal step), 0 below 2^-150; inf above 2^128;
   // infinities and NaN.
   const float a[16] = {1, 1, 1, 1, 1, 1, 1, 1, kInf, kInf, 1, 1e30f, kNaN, 1, 2, 1};
-  const float b[16] = {-127, -130.25f, -140.5f, -149, -151,   -1000, 128.5f, 1000,
-                       -1,   1,        kNaN,    -1e30f, 1,   0,      3,      -126.75f};
+  const float b[16] = {-127, -130.25f, -140.5f, -149,   -151, -1000, 128.5f, 1000,
+                       -1,   1,        kNaN,    -1e30f, 1,    0,     3,      -126.75f};
   float out[16];
   Exp2Product16Of(a, b, out);
   for (int j : {0, 1, 2, 3, 15}) {
@@ -181,6 +216,8 @@ TEST(FastMathTest, Exp2Product16IsTheScalarFormulaInRangeAndExactOutside) {
   EXPECT_EQ(out[14], 64.0f);
 }
 #else
+TEST(FastMathTest, Exp16IsExpBitForBit) { GTEST_SKIP() << "Exp16 exists only on AVX-512 machines"; }
+
 TEST(FastMathTest, Exp2Product16IsTheScalarFormulaInRangeAndExactOutside) {
   GTEST_SKIP() << "Exp2Product16 exists only on AVX-512 machines";
 }

@@ -22,64 +22,20 @@
 
 #include "mimetic/ops/cpu/fast_math.h"
 #include "mimetic/ops/cpu/small_gemm.h"
-#include "mimetic/ops/softplus.h"
 #include "mimetic/ops/ssd/ssd.h"
+#include "mimetic/ops/ssd/ssd_cpu_math.h"
 
 namespace mimetic::ops {
 namespace {
 
 using core::DType;
 
-// f32: fast_math.h's vectorisable exp, softplus (z itself above 20, as softplus.h) and sigmoid for
-// softplus' (1 in f32 above 20, as SoftplusGrad).
-template <typename T>
-inline T Exp(T x) {
-  return std::exp(x);
-}
-template <>
-inline float Exp<float>(float x) {
-  return fast_math::Exp(x);
-}
-// softplus.h's Softplus / SoftplusGrad, in f32 through fast_math (vectorisable, same threshold).
-template <typename T>
-inline T FastSoftplus(T z) {
-  return Softplus<T>(z);
-}
-template <>
-inline float FastSoftplus<float>(float z) {
-  return fast_math::Softplus(z);
-}
-template <typename T>
-inline T FastSoftplusGrad(T z) {
-  return SoftplusGrad<T>(z);
-}
-template <>
-inline float FastSoftplusGrad<float>(float z) {
-  return fast_math::Sigmoid(z);
-}
-
-// Σ x[i] y[i] with 8 fixed lane-wise partial sums (vectorises; same bits on every run).
-template <typename T>
-inline T Dot(int64_t n, const T* __restrict x, const T* __restrict y) {
-  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += x[i + j] * y[i + j];
-  }
-  for (int j = 0; i < n; ++i, ++j) acc[j] += x[i] * y[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
-
-template <typename T>
-inline T Sum(int64_t n, const T* __restrict x) {
-  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += x[i + j];
-  }
-  for (int j = 0; i < n; ++i, ++j) acc[j] += x[i];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
+using ssd_cpu::DecayRow;
+using ssd_cpu::DiagRow;
+using ssd_cpu::Dot;
+using ssd_cpu::Exp;
+using ssd_cpu::FastSoftplus;
+using ssd_cpu::FastSoftplusGrad;
 
 using cpu::Gemm;  // register-blocked, on padded scratch rows (cpu/small_gemm.h)
 using cpu::RoundUp;
@@ -247,13 +203,7 @@ void ForwardItem(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, con
       }
       Gemm<T>(q, pd.p, N, ce.data(), pd.n, st, pd.p, yc.data(), pd.p, false);
       // Intra-chunk: Y += W X̃ with W = CB ∘ exp(segsum), zero above the diagonal.
-      for (int64_t l = 0; l < q; ++l) {
-        T* wl = &w[l * pd.q];
-        const T* cbl = gc.cb + l * pd.q;
-        const T al = hc.acum[l];
-        for (int64_t s = 0; s <= l; ++s) wl[s] = cbl[s] * Exp<T>(al - hc.acum[s]);
-        std::fill(wl + l + 1, wl + q, T(0));
-      }
+      for (int64_t l = 0; l < q; ++l) DecayRow<T>(l, q, hc.acum, gc.cb + l * pd.q, &w[l * pd.q]);
       Gemm<T>(q, pd.p, q, w.data(), pd.q, hc.xt, pd.p, yc.data(), pd.p, true, Tri::kLowerA);
       const T dskip = in.dskip[h];
       for (int64_t l = 0; l < q; ++l) {
@@ -387,21 +337,8 @@ void BackwardHeadChunk(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& i
   Gemm<T>(q, qp, P, k.gy.data(), pp, k.xtt.data(), qp, k.dw.data(), qp, false, Tri::kLowerC);
   std::fill(k.colsum.begin(), k.colsum.begin() + q, T(0));
   for (int64_t l = 0; l < q; ++l) {
-    const T* cbl = gc.cb + l * qp;
-    T* wl = &k.w[l * qp];
-    T* dcb_sum = &sums.dcb[l * qp];
-    const T* dwl = &k.dw[l * qp];
-    const T al = hc.acum[l];
-    for (int64_t s = 0; s <= l; ++s) {
-      const T e = Exp<T>(al - hc.acum[s]);
-      wl[s] = cbl[s] * e;
-      const T dcb = dwl[s] * e;
-      dcb_sum[s] += dcb;
-      k.mrow[s] = dcb * cbl[s];
-      k.colsum[s] += k.mrow[s];
-    }
-    k.dacum[l] += Sum<T>(l + 1, k.mrow.data());
-    std::fill(wl + l + 1, wl + q, T(0));
+    k.dacum[l] += DiagRow<T>(l, q, hc.acum, gc.cb + l * qp, &k.dw[l * qp], &k.w[l * qp], &sums.dcb[l * qp],
+                             k.colsum.data(), k.mrow.data());
   }
   Gemm<T>(q, pp, q, k.w.data(), qp, k.gy.data(), pp, k.dxt.data(), pp, true, Tri::kUpperA,
           /*transpose_a=*/true);
@@ -467,9 +404,8 @@ void BackwardItem(const SsdDims& d, const Padded<T>& pd, const Inputs<T>& in, co
     sums.Zero();
     for (int64_t j = 0; j < nh; ++j) {
       const HeadChunk<T> hc(d, &hbuf[(j * nc + c) * hsize]);
-      BackwardHeadChunk<T>(d, pd, in, dy, b, j, it.h0 + j, t0, q, gc, hc, state_at(j, c),
-                           state_at(j, c + 1), &ds[j * dsize], &ds0[j * dsize], scratch, sums, head_sums[j],
-                           dx, ddt);
+      BackwardHeadChunk<T>(d, pd, in, dy, b, j, it.h0 + j, t0, q, gc, hc, state_at(j, c), state_at(j, c + 1),
+                           &ds[j * dsize], &ds0[j * dsize], scratch, sums, head_sums[j], dx, ddt);
     }
     // Every head's dS0 += Σ_l exp(acum[l]) gY[l] ⊗ C[l] and the end-state dB = Σ_h diag(wend) X̃ dS,
     // each as one product over the heads side by side (dS stacked: nh·P x Np, row stride Np).
