@@ -95,8 +95,7 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
   Tensor z = parts[1];  // (B, L, E)
   Tensor conv_w = ops::Reshape(p.Get("conv1d/weight"), {d.E, d.K});
   Tensor conv_b = s.conv_bias() ? p.Get("conv1d/bias") : ops::ZerosLike(p.Get("D"));
-  Tensor conv = ops::CausalConv1d(x, conv_w, conv_b);
-  Tensor xc = ops::Silu(conv);                                          // (B, L, E)
+  Tensor xc = ops::CausalConv1dSilu(x, conv_w, conv_b);  // (B, L, E) = SiLU(conv(x)), one pass
   // x_proj (B, L, R + 2N) = [dt_low | B | C], in its three parts (no split, no concatenation).
   std::vector<Tensor> dbc = p.LinearParts(xc, "x_proj", {d.R, d.N, d.N});
   Tensor dt = ops::MatMul(dbc[0], p.Get("dt_proj/weight"), false, true);  // (B, L, E), bias in the scan
@@ -118,7 +117,7 @@ Tensor Mamba1Forward(const core::ParamTree& params, const std::string& prefix, c
     internals->Bm = dbc[1];
     internals->Cm = dbc[2];
     internals->conv_in = x;
-    internals->conv_out = conv;
+    internals->conv_out = ops::CausalConv1d(x, conv_w, conv_b);  // the pre-activation, for analysis
   }
   return p.Linear(scan.y, "out_proj");
 }

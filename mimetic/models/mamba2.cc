@@ -112,11 +112,8 @@ Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, c
                                 : core::Fill({{conv_channels}, conv_w.dtype(), conv_w.device()}, 0.0);
   const std::vector<Tensor> conv_ws = ops::Split(conv_w, 0, xbc_sizes);
   const std::vector<Tensor> conv_bs = ops::Split(conv_b, 0, xbc_sizes);
-  std::vector<Tensor> conv(3), xbc(3);  // (B, L, E), (B, L, GN), (B, L, GN)
-  for (int i = 0; i < 3; ++i) {
-    conv[i] = ops::CausalConv1d(parts[1 + i], conv_ws[i], conv_bs[i]);
-    xbc[i] = ops::Silu(conv[i]);
-  }
+  std::vector<Tensor> xbc(3);  // (B, L, E), (B, L, GN), (B, L, GN): SiLU(conv) in one pass each
+  for (int i = 0; i < 3; ++i) xbc[i] = ops::CausalConv1dSilu(parts[1 + i], conv_ws[i], conv_bs[i]);
   Tensor x = ops::Reshape(xbc[0], {batch, len, d.H, d.P});
   Tensor bm = ops::Reshape(xbc[1], {batch, len, d.G, d.N});
   Tensor cm = ops::Reshape(xbc[2], {batch, len, d.G, d.N});
@@ -132,6 +129,8 @@ Tensor Mamba2Forward(const core::ParamTree& params, const std::string& prefix, c
     internals->Bm = bm;
     internals->Cm = cm;
     internals->conv_in = ops::Concat({parts[1], parts[2], parts[3]}, -1);  // (B, L, E + 2GN)
+    std::vector<Tensor> conv(3);  // the pre-activations, for analysis
+    for (int i = 0; i < 3; ++i) conv[i] = ops::CausalConv1d(parts[1 + i], conv_ws[i], conv_bs[i]);
     internals->conv_out = ops::Concat(conv, -1);
   }
   return p.Linear(y, "out_proj");

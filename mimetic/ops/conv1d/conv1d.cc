@@ -6,6 +6,11 @@
 // (K = 2, 3, 4 are compiled specially), and rows run under OpenMP. The backward reduction over (b, t) for
 // dweight and dbias cuts the B*L rows into a fixed number of blocks (independent of the thread count) whose
 // partial sums are added in block order, so results have the same bits for any OMP_NUM_THREADS.
+//
+// The SiLU-fused variant (CausalConv1dSilu) writes each row's conv (kept for the backward) and its
+// SiLU (silu.h's formulas) while the row is in cache; its backward forms a block's dout · SiLU'(conv)
+// rows in scratch and runs the plain backward on them: the values Silu(CausalConv1d(...)) and its VJP
+// (Mul(g, SiluGrad(conv)) into CausalConv1dBackward) give, without the activation's separate passes.
 #include "mimetic/ops/conv1d/conv1d.h"
 
 #include <algorithm>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/ops/elementwise/silu.h"
 
 namespace mimetic::ops {
 namespace {
@@ -112,30 +118,43 @@ std::vector<T> TransposeWeight(const T* w, int64_t c, int64_t k) {
 // k. Rows whose taps all lie inside the sequence take the fused pass; the first and last K-1 rows
 // take per-tap passes that skip the taps outside. Both add the taps in ascending order.
 template <typename T, int kK>
-void ConvFast(const T* x, const T* wt, const T* bias, T* out, int64_t nb, int64_t l, int64_t c,
+inline void ConvRow(const T* xt, const T* wt, const T* bias, int64_t t, int64_t c, int64_t k, T* o) {
+  if (t >= k - 1) {
+#pragma omp simd
+    for (int64_t ch = 0; ch < c; ++ch) {
+      T acc = bias[ch];
+      for (int64_t j = 0; j < k; ++j) acc += wt[j * c + ch] * xt[(j - (k - 1)) * c + ch];
+      o[ch] = acc;
+    }
+    return;
+  }
+#pragma omp simd
+  for (int64_t ch = 0; ch < c; ++ch) o[ch] = bias[ch];
+  for (int64_t j = k - 1 - t; j < k; ++j) {
+    const T* xs = xt + (j - (k - 1)) * c;
+    const T* wj = wt + j * c;
+#pragma omp simd
+    for (int64_t ch = 0; ch < c; ++ch) o[ch] += wj[ch] * xs[ch];
+  }
+}
+
+// Output row (b, t) by ConvRow (xt: the current token, read by tap K-1); with kSilu the conv goes to
+// pre and its SiLU to out.
+template <typename T, int kK, bool kSilu>
+void ConvFast(const T* x, const T* wt, const T* bias, T* out, T* pre, int64_t nb, int64_t l, int64_t c,
               int64_t k_rt) {
   const int64_t k = kK > 0 ? kK : k_rt;
 #pragma omp parallel for collapse(2) schedule(static) if (nb * l * c >= kParallelMinElements)
   for (int64_t b = 0; b < nb; ++b) {
     for (int64_t t = 0; t < l; ++t) {
       T* o = out + (b * l + t) * c;
-      const T* xt = x + (b * l + t) * c;  // the current token, read by tap K-1
-      if (t >= k - 1) {
+      if constexpr (kSilu) {
+        T* p = pre + (b * l + t) * c;
+        ConvRow<T, kK>(x + (b * l + t) * c, wt, bias, t, c, k, p);
 #pragma omp simd
-        for (int64_t ch = 0; ch < c; ++ch) {
-          T acc = bias[ch];
-          for (int64_t j = 0; j < k; ++j) acc += wt[j * c + ch] * xt[(j - (k - 1)) * c + ch];
-          o[ch] = acc;
-        }
-        continue;
-      }
-#pragma omp simd
-      for (int64_t ch = 0; ch < c; ++ch) o[ch] = bias[ch];
-      for (int64_t j = k - 1 - t; j < k; ++j) {
-        const T* xs = xt + (j - (k - 1)) * c;
-        const T* wj = wt + j * c;
-#pragma omp simd
-        for (int64_t ch = 0; ch < c; ++ch) o[ch] += wj[ch] * xs[ch];
+        for (int64_t ch = 0; ch < c; ++ch) o[ch] = silu::Fast(p[ch]);
+      } else {
+        ConvRow<T, kK>(x + (b * l + t) * c, wt, bias, t, c, k, o);
       }
     }
   }
@@ -143,10 +162,12 @@ void ConvFast(const T* x, const T* wt, const T* bias, T* out, int64_t nb, int64_
 
 // Same structure as ConvFast. dx of row t reads dout rows t .. t+K-1 (tap K-1-j of row t+j);
 // dweight and dbias accumulate into per-block partials: the B*L rows are cut into a fixed number of
-// blocks and the partials are added in block order.
+// blocks and the partials are added in block order. With silu_pre (the SiLU-fused op's conv output),
+// dout is SiLU's cotangent: each block first forms g = dout · SiLU'(conv) for its rows and the K-1
+// after in scratch, and reads g from there.
 template <typename T, int kK>
-void ConvBackwardFast(const T* x, const T* wt, const T* dout, T* dx, T* dw, T* db, int64_t nb, int64_t l,
-                      int64_t c, int64_t k_rt) {
+void ConvBackwardFast(const T* x, const T* wt, const T* silu_pre, const T* dout, T* dx, T* dw, T* db,
+                      int64_t nb, int64_t l, int64_t c, int64_t k_rt) {
   const int64_t k = kK > 0 ? kK : k_rt;
   const int64_t rows = nb * l;
   const int64_t blocks = std::min(rows, kReduceBlocks);
@@ -159,9 +180,18 @@ void ConvBackwardFast(const T* x, const T* wt, const T* dout, T* dx, T* dw, T* d
     T* acc_b = acc + k * c;
     std::fill(acc, acc + stride, T(0));
     const int64_t begin = blk * rows / blocks, end = (blk + 1) * rows / blocks;
+    std::vector<T> gs;  // with silu_pre: g of rows begin .. end + K - 2
+    if (silu_pre != nullptr) {
+      const int64_t ext = std::min(rows, end + k - 1);
+      gs.resize((ext - begin) * c);
+      const T* dr = dout + begin * c;
+      const T* pr = silu_pre + begin * c;
+#pragma omp simd
+      for (int64_t i = 0; i < (ext - begin) * c; ++i) gs[i] = dr[i] * silu::FastGrad(pr[i]);
+    }
     for (int64_t r = begin; r < end; ++r) {
       const int64_t t = r % l;
-      const T* g = dout + r * c;
+      const T* g = silu_pre != nullptr ? &gs[(r - begin) * c] : dout + r * c;
       const T* xt = x + r * c;
       T* dxr = dx + r * c;
       if (t >= k - 1 && t + k - 1 < l) {
@@ -206,42 +236,89 @@ void ConvBackwardFast(const T* x, const T* wt, const T* dout, T* dx, T* dw, T* d
   }
 }
 
-template <typename T>
-void ConvFastDispatch(const T* x, const T* w, const T* bias, T* out, int64_t nb, int64_t l, int64_t c,
+template <typename T, bool kSilu>
+void ConvFastDispatch(const T* x, const T* w, const T* bias, T* out, T* pre, int64_t nb, int64_t l, int64_t c,
                       int64_t k) {
   const std::vector<T> wt = TransposeWeight(w, c, k);
   switch (k) {
     case 2:
-      return ConvFast<T, 2>(x, wt.data(), bias, out, nb, l, c, k);
+      return ConvFast<T, 2, kSilu>(x, wt.data(), bias, out, pre, nb, l, c, k);
     case 3:
-      return ConvFast<T, 3>(x, wt.data(), bias, out, nb, l, c, k);
+      return ConvFast<T, 3, kSilu>(x, wt.data(), bias, out, pre, nb, l, c, k);
     case 4:
-      return ConvFast<T, 4>(x, wt.data(), bias, out, nb, l, c, k);
+      return ConvFast<T, 4, kSilu>(x, wt.data(), bias, out, pre, nb, l, c, k);
     default:
-      return ConvFast<T, 0>(x, wt.data(), bias, out, nb, l, c, k);
+      return ConvFast<T, 0, kSilu>(x, wt.data(), bias, out, pre, nb, l, c, k);
+  }
+}
+
+// silu_pre: null for the plain conv, the conv output for the SiLU-fused op.
+template <typename T>
+void ConvBackwardFastDispatch(const T* x, const T* w, const T* silu_pre, const T* dout, T* dx, T* dw, T* db,
+                              int64_t nb, int64_t l, int64_t c, int64_t k) {
+  const std::vector<T> wt = TransposeWeight(w, c, k);
+  switch (k) {
+    case 2:
+      return ConvBackwardFast<T, 2>(x, wt.data(), silu_pre, dout, dx, dw, db, nb, l, c, k);
+    case 3:
+      return ConvBackwardFast<T, 3>(x, wt.data(), silu_pre, dout, dx, dw, db, nb, l, c, k);
+    case 4:
+      return ConvBackwardFast<T, 4>(x, wt.data(), silu_pre, dout, dx, dw, db, nb, l, c, k);
+    default:
+      return ConvBackwardFast<T, 0>(x, wt.data(), silu_pre, dout, dx, dw, db, nb, l, c, k);
+  }
+}
+
+// out: (out) or, with silu, (SiLU(conv), conv).
+template <typename T>
+void ForwardCpu(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Tensor& x = in[0];
+  const int64_t nb = x.dim(0), l = x.dim(1), c = x.dim(2), k = in[1].dim(1);
+  const T *xp = x.data<T>(), *w = in[1].data<T>(), *bias = in[2].data<T>();
+  if (silu) {
+    ConvFastDispatch<T, true>(xp, w, bias, out[0].mutable_data<T>(), out[1].mutable_data<T>(), nb, l, c, k);
+  } else {
+    ConvFastDispatch<T, false>(xp, w, bias, out[0].mutable_data<T>(), nullptr, nb, l, c, k);
   }
 }
 
 template <typename T>
-void ConvBackwardFastDispatch(const T* x, const T* w, const T* dout, T* dx, T* dw, T* db, int64_t nb,
-                              int64_t l, int64_t c, int64_t k) {
-  const std::vector<T> wt = TransposeWeight(w, c, k);
-  switch (k) {
-    case 2:
-      return ConvBackwardFast<T, 2>(x, wt.data(), dout, dx, dw, db, nb, l, c, k);
-    case 3:
-      return ConvBackwardFast<T, 3>(x, wt.data(), dout, dx, dw, db, nb, l, c, k);
-    case 4:
-      return ConvBackwardFast<T, 4>(x, wt.data(), dout, dx, dw, db, nb, l, c, k);
-    default:
-      return ConvBackwardFast<T, 0>(x, wt.data(), dout, dx, dw, db, nb, l, c, k);
+void ForwardRef(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Tensor& x = in[0];
+  const int64_t n = x.numel();
+  T* conv = out[silu ? 1 : 0].mutable_data<T>();
+  ConvRef<T>(x.data<T>(), in[1].data<T>(), in[2].data<T>(), conv, x.dim(0), x.dim(1), x.dim(2), in[1].dim(1));
+  if (silu) {
+    T* act = out[0].mutable_data<T>();
+    for (int64_t i = 0; i < n; ++i) act[i] = silu::Reference(conv[i]);
   }
 }
 
-struct Dims {
-  int64_t b, l, c, k;
-};
-Dims GetDims(const Tensor& x, const Tensor& w) { return {x.dim(0), x.dim(1), x.dim(2), w.dim(1)}; }
+// in: (x, weight, dout), or (x, weight, conv, dout) with silu.
+template <typename T>
+void BackwardCpu(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Tensor& x = in[0];
+  const int64_t nb = x.dim(0), l = x.dim(1), c = x.dim(2), k = in[1].dim(1);
+  ConvBackwardFastDispatch<T>(x.data<T>(), in[1].data<T>(), silu ? in[2].data<T>() : nullptr,
+                              in[silu ? 3 : 2].data<T>(), out[0].mutable_data<T>(), out[1].mutable_data<T>(),
+                              out[2].mutable_data<T>(), nb, l, c, k);
+}
+
+template <typename T>
+void BackwardRef(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
+  const Tensor& x = in[0];
+  const int64_t n = x.numel();
+  const T* dout = in[silu ? 3 : 2].data<T>();
+  std::vector<T> g;  // with silu: dout · SiLU'(conv), the cotangent of the conv
+  if (silu) {
+    const T* conv = in[2].data<T>();
+    g.resize(n);
+    for (int64_t i = 0; i < n; ++i) g[i] = dout[i] * silu::ReferenceGrad(conv[i]);
+    dout = g.data();
+  }
+  ConvBackwardRef<T>(x.data<T>(), in[1].data<T>(), dout, out[0].mutable_data<T>(), out[1].mutable_data<T>(),
+                     out[2].mutable_data<T>(), x.dim(0), x.dim(1), x.dim(2), in[1].dim(1));
+}
 
 }  // namespace
 
@@ -255,78 +332,74 @@ absl::StatusOr<std::vector<TensorMeta>> CausalConv1dOp::InferMeta(absl::Span<con
                                                    ShapeString(in[0].shape)));
   }
   RETURN_IF_ERROR(CheckFloat(in[2], "bias", in[0]));
+  if (silu_) return std::vector<TensorMeta>{in[0], in[0]};
   return std::vector<TensorMeta>{in[0]};
 }
 
 absl::Status CausalConv1dOp::ComputeReference(absl::Span<const Tensor> in,
                                               absl::Span<const Tensor> out) const {
-  const Dims d = GetDims(in[0], in[1]);
   if (in[0].dtype() == DType::kF64) {
-    ConvRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                    out[0].mutable_data<double>(), d.b, d.l, d.c, d.k);
+    ForwardRef<double>(silu_, in, out);
   } else {
-    ConvRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                   out[0].mutable_data<float>(), d.b, d.l, d.c, d.k);
+    ForwardRef<float>(silu_, in, out);
   }
   return absl::OkStatus();
 }
 
 absl::Status CausalConv1dOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const Dims d = GetDims(in[0], in[1]);
   if (in[0].dtype() == DType::kF64) {
-    ConvFastDispatch<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                             out[0].mutable_data<double>(), d.b, d.l, d.c, d.k);
+    ForwardCpu<double>(silu_, in, out);
   } else {
-    ConvFastDispatch<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                            out[0].mutable_data<float>(), d.b, d.l, d.c, d.k);
+    ForwardCpu<float>(silu_, in, out);
   }
   return absl::OkStatus();
 }
 
-std::vector<Tensor> CausalConv1dOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
+std::vector<Tensor> CausalConv1dOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                                         absl::Span<const Tensor> out_grads) const {
+  // Output 1 (the conv) only feeds this backward: CausalConv1dSilu returns output 0 alone.
+  if (silu_) return CausalConv1dSiluBackward(in[0], in[1], out[1], out_grads[0]);
   return CausalConv1dBackward(in[0], in[1], out_grads[0]);
 }
 
 absl::StatusOr<std::vector<TensorMeta>> CausalConv1dBackwardOp::InferMeta(
     absl::Span<const TensorMeta> in) const {
-  if (in.size() != 3) return absl::InvalidArgumentError(absl::StrCat("expected 3 inputs; got ", in.size()));
-  RETURN_IF_ERROR(CheckXAndWeight(in[0], in[1]));
-  if (in[2] != in[0]) {
-    return absl::InvalidArgumentError(absl::StrCat("dout is ", in[2].DebugString(), "; expected ",
-                                                   in[0].DebugString(), " (the same as x)"));
+  const size_t want = silu_ ? 4 : 3;
+  if (in.size() != want) {
+    return absl::InvalidArgumentError(absl::StrCat("expected ", want, " inputs (x, weight, ",
+                                                   silu_ ? "conv, " : "", "dout); got ", in.size()));
   }
+  RETURN_IF_ERROR(CheckXAndWeight(in[0], in[1]));
   TensorMeta bias = in[0];
   bias.shape = {in[0].shape[2]};
+  if (silu_ && in[2] != in[0]) {
+    return absl::InvalidArgumentError(absl::StrCat("conv is ", in[2].DebugString(), "; expected ",
+                                                   in[0].DebugString(), " (the same as x)"));
+  }
+  const TensorMeta& dout = in[want - 1];
+  if (dout != in[0]) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dout is ", dout.DebugString(), "; expected ", in[0].DebugString(), " (the same as x)"));
+  }
   return std::vector<TensorMeta>{in[0], in[1], bias};
 }
 
 absl::Status CausalConv1dBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                       absl::Span<const Tensor> out) const {
-  const Dims d = GetDims(in[0], in[1]);
   if (in[0].dtype() == DType::kF64) {
-    ConvBackwardRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                            out[0].mutable_data<double>(), out[1].mutable_data<double>(),
-                            out[2].mutable_data<double>(), d.b, d.l, d.c, d.k);
+    BackwardRef<double>(silu_, in, out);
   } else {
-    ConvBackwardRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                           out[0].mutable_data<float>(), out[1].mutable_data<float>(),
-                           out[2].mutable_data<float>(), d.b, d.l, d.c, d.k);
+    BackwardRef<float>(silu_, in, out);
   }
   return absl::OkStatus();
 }
 
 absl::Status CausalConv1dBackwardOp::ComputeCpu(absl::Span<const Tensor> in,
                                                 absl::Span<const Tensor> out) const {
-  const Dims d = GetDims(in[0], in[1]);
   if (in[0].dtype() == DType::kF64) {
-    ConvBackwardFastDispatch<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                                     out[0].mutable_data<double>(), out[1].mutable_data<double>(),
-                                     out[2].mutable_data<double>(), d.b, d.l, d.c, d.k);
+    BackwardCpu<double>(silu_, in, out);
   } else {
-    ConvBackwardFastDispatch<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                                    out[0].mutable_data<float>(), out[1].mutable_data<float>(),
-                                    out[2].mutable_data<float>(), d.b, d.l, d.c, d.k);
+    BackwardCpu<float>(silu_, in, out);
   }
   return absl::OkStatus();
 }
@@ -337,6 +410,15 @@ Tensor CausalConv1d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 
 std::vector<Tensor> CausalConv1dBackward(const Tensor& x, const Tensor& weight, const Tensor& dout) {
   return core::Call(std::make_shared<CausalConv1dBackwardOp>(), {x, weight, dout});
+}
+
+Tensor CausalConv1dSilu(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return core::Call(std::make_shared<CausalConv1dOp>(/*silu=*/true), {x, weight, bias})[0];
+}
+
+std::vector<Tensor> CausalConv1dSiluBackward(const Tensor& x, const Tensor& weight, const Tensor& conv,
+                                             const Tensor& dout) {
+  return core::Call(std::make_shared<CausalConv1dBackwardOp>(/*silu=*/true), {x, weight, conv, dout});
 }
 
 }  // namespace mimetic::ops

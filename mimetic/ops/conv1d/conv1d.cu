@@ -11,6 +11,9 @@
 // shapes. The thread writes dx for its rows and its chunk's partial dweight / dbias sums (rows added
 // in time order) into scratch; a second kernel adds the chunks in order. No atomics: same input,
 // same bits.
+//
+// The SiLU-fused op (causal_conv1d_silu) writes the conv and its SiLU from the same registers; its
+// backward forms dout SiLU'(conv) in scratch and runs the plain backward on it.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -45,11 +48,34 @@ struct ConvShape {
   int64_t k;
 };
 
-// Item = (run of rows_per_item rows, channel); out[r, ch] for the run.
+// SiLU and its derivative (the reference formulas of elementwise.cc / silu.h).
+template <typename T>
+__device__ __forceinline__ T Silu(T x) {
+  return x / (T(1) + exp(-x));
+}
+template <typename T>
+__device__ __forceinline__ T SiluGrad(T x) {
+  const T s = T(1) / (T(1) + exp(-x));
+  return s * (T(1) + x * (T(1) - s));
+}
+
+// g[i] = dout[i] SiLU'(conv[i]): the conv's cotangent in the SiLU-fused backward.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    SiluCotangentKernel(const T* __restrict__ conv, const T* __restrict__ dout, T* __restrict__ g,
+                        int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    g[i] = dout[i] * SiluGrad(conv[i]);
+  }
+}
+
+// Item = (run of rows_per_item rows, channel); out[r, ch] for the run, and act[r, ch] = SiLU(out[r, ch])
+// unless act is null (the SiLU-fused forward: out is the conv, act the activation).
 template <typename T, int kK>
 __global__ void __launch_bounds__(kThreads)
     ConvForwardKernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias,
-                      T* __restrict__ out, const ConvShape sh, int64_t rows_per_item) {
+                      T* __restrict__ out, T* __restrict__ act, const ConvShape sh, int64_t rows_per_item) {
   const int64_t l = sh.l, c = sh.c;
   const int64_t items = CeilDiv(sh.rows, rows_per_item) * c;
   for (int64_t item = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; item < items;
@@ -79,6 +105,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int j = 0; j < kK; ++j) acc += wr[j] * win[j];
         out[r * c + ch] = acc;
+        if (act != nullptr) act[r * c + ch] = Silu(acc);
 #pragma unroll
         for (int j = 0; j < kK - 1; ++j) win[j] = win[j + 1];
       }
@@ -91,6 +118,7 @@ __global__ void __launch_bounds__(kThreads)
         for (int64_t j = (k - 1 - t > 0 ? k - 1 - t : 0); j < k; ++j)
           acc += wc[j] * x[(r - (k - 1) + j) * c + ch];
         out[r * c + ch] = acc;
+        if (act != nullptr) act[r * c + ch] = Silu(acc);
       }
     }
   }
@@ -202,27 +230,27 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <typename T>
-const char* ForwardImpl(const T* x, const T* w, const T* bias, T* out, int64_t b, int64_t l, int64_t c,
-                        int64_t k, void* stream_ptr) {
+const char* ForwardImpl(const T* x, const T* w, const T* bias, T* out, T* act, int64_t b, int64_t l,
+                        int64_t c, int64_t k, void* stream_ptr) {
   const ConvShape sh{b * l, l, c, k};
   if (sh.rows == 0) return nullptr;
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   const unsigned blocks = GridBlocks(CeilDiv(sh.rows, kForwardRowsPerItem) * c);
   switch (k) {
     case 1:
-      ConvForwardKernel<T, 1><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, sh, kForwardRowsPerItem);
+      ConvForwardKernel<T, 1><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, act, sh, kForwardRowsPerItem);
       break;
     case 2:
-      ConvForwardKernel<T, 2><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, sh, kForwardRowsPerItem);
+      ConvForwardKernel<T, 2><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, act, sh, kForwardRowsPerItem);
       break;
     case 3:
-      ConvForwardKernel<T, 3><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, sh, kForwardRowsPerItem);
+      ConvForwardKernel<T, 3><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, act, sh, kForwardRowsPerItem);
       break;
     case 4:
-      ConvForwardKernel<T, 4><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, sh, kForwardRowsPerItem);
+      ConvForwardKernel<T, 4><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, act, sh, kForwardRowsPerItem);
       break;
     default:
-      ConvForwardKernel<T, 0><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, sh, kForwardRowsPerItem);
+      ConvForwardKernel<T, 0><<<blocks, kThreads, 0, stream>>>(x, w, bias, out, act, sh, kForwardRowsPerItem);
       break;
   }
   LAUNCHER_RETURN_IF_ERROR(cudaGetLastError());
@@ -271,15 +299,33 @@ const char* BackwardImpl(const T* x, const T* w, const T* dout, T* dx, T* dw, T*
   return nullptr;
 }
 
+// The SiLU-fused backward: g = dout SiLU'(conv) in scratch, then the plain backward on g.
+template <typename T>
+const char* SiluBackwardImpl(const T* x, const T* w, const T* conv, const T* dout, T* dx, T* dw, T* db,
+                             int64_t b, int64_t l, int64_t c, int64_t k, void* stream_ptr) {
+  const int64_t n = b * l * c;
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  Scratch scratch(stream);
+  LAUNCHER_RETURN_IF_ERROR(scratch.Allocate(static_cast<size_t>(n) * sizeof(T)));
+  T* g = scratch.as<T>();
+  if (n > 0) {
+    SiluCotangentKernel<T><<<GridBlocks(n), kThreads, 0, stream>>>(conv, dout, g, n);
+    LAUNCHER_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  if (const char* err = BackwardImpl(x, w, g, dx, dw, db, b, l, c, k, stream_ptr)) return err;
+  LAUNCHER_RETURN_IF_ERROR(scratch.Release());
+  return nullptr;
+}
+
 }  // namespace
 
 const char* LaunchCausalConv1d(const float* x, const float* w, const float* bias, float* out, int64_t b,
                                int64_t l, int64_t c, int64_t k, void* stream) {
-  return ForwardImpl(x, w, bias, out, b, l, c, k, stream);
+  return ForwardImpl(x, w, bias, out, static_cast<float*>(nullptr), b, l, c, k, stream);
 }
 const char* LaunchCausalConv1d(const double* x, const double* w, const double* bias, double* out, int64_t b,
                                int64_t l, int64_t c, int64_t k, void* stream) {
-  return ForwardImpl(x, w, bias, out, b, l, c, k, stream);
+  return ForwardImpl(x, w, bias, out, static_cast<double*>(nullptr), b, l, c, k, stream);
 }
 
 const char* LaunchCausalConv1dBackward(const float* x, const float* w, const float* dout, float* dx,
@@ -291,6 +337,26 @@ const char* LaunchCausalConv1dBackward(const double* x, const double* w, const d
                                        double* dw, double* db, int64_t b, int64_t l, int64_t c, int64_t k,
                                        void* stream) {
   return BackwardImpl(x, w, dout, dx, dw, db, b, l, c, k, stream);
+}
+
+const char* LaunchCausalConv1dSilu(const float* x, const float* w, const float* bias, float* act, float* conv,
+                                   int64_t b, int64_t l, int64_t c, int64_t k, void* stream) {
+  return ForwardImpl(x, w, bias, conv, act, b, l, c, k, stream);
+}
+const char* LaunchCausalConv1dSilu(const double* x, const double* w, const double* bias, double* act,
+                                   double* conv, int64_t b, int64_t l, int64_t c, int64_t k, void* stream) {
+  return ForwardImpl(x, w, bias, conv, act, b, l, c, k, stream);
+}
+
+const char* LaunchCausalConv1dSiluBackward(const float* x, const float* w, const float* conv,
+                                           const float* dout, float* dx, float* dw, float* db, int64_t b,
+                                           int64_t l, int64_t c, int64_t k, void* stream) {
+  return SiluBackwardImpl(x, w, conv, dout, dx, dw, db, b, l, c, k, stream);
+}
+const char* LaunchCausalConv1dSiluBackward(const double* x, const double* w, const double* conv,
+                                           const double* dout, double* dx, double* dw, double* db, int64_t b,
+                                           int64_t l, int64_t c, int64_t k, void* stream) {
+  return SiluBackwardImpl(x, w, conv, dout, dx, dw, db, b, l, c, k, stream);
 }
 
 }  // namespace mimetic::ops::cuda_kernels

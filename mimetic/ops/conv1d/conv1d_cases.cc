@@ -27,6 +27,24 @@ OpCase ConvBackward(const std::string& name, int64_t b, int64_t l, int64_t c, in
   return oc;
 }
 
+// The SiLU-fused conv: forward against the reference and its VJP against finite differences; the
+// backward primitive against the reference one.
+OpCase ConvSilu(const std::string& name, int64_t b, int64_t l, int64_t c, int64_t k) {
+  return {
+      "causal_conv1d_silu/" + name,
+      {Input::Normal({b, l, c}), Input::Normal({c, k}), Input::Normal({c})},
+      [](absl::Span<const Tensor> in) { return std::vector<Tensor>{CausalConv1dSilu(in[0], in[1], in[2])}; }};
+}
+
+OpCase ConvSiluBackward(const std::string& name, int64_t b, int64_t l, int64_t c, int64_t k) {
+  OpCase oc{
+      "causal_conv1d_silu_backward/" + name,
+      {Input::Normal({b, l, c}), Input::Normal({c, k}), Input::Normal({b, l, c}), Input::Normal({b, l, c})},
+      [](absl::Span<const Tensor> in) { return CausalConv1dSiluBackward(in[0], in[1], in[2], in[3]); }};
+  oc.check_grad = false;
+  return oc;
+}
+
 std::vector<OpCase> Conv1dCases() {
   return {
       Conv("k4", 2, 6, 5, 4),
@@ -46,6 +64,14 @@ std::vector<OpCase> Conv1dCases() {
       ConvBackward("k2", 2, 5, 4, 2),
       ConvBackward("k5_generic", 2, 9, 3, 5),
       ConvBackward("rows500_c37", 5, 100, 37, 4),
+      ConvSilu("k4", 2, 6, 5, 4),
+      ConvSilu("l_lt_k", 1, 2, 5, 4),
+      ConvSilu("k5_generic", 2, 9, 3, 5),
+      ConvSiluBackward("k4", 2, 6, 5, 4),
+      ConvSiluBackward("k1", 2, 3, 3, 1),
+      ConvSiluBackward("l_lt_k", 1, 2, 5, 4),
+      ConvSiluBackward("k5_generic", 2, 9, 3, 5),
+      ConvSiluBackward("rows500_c37", 5, 100, 37, 4),
   };
 }
 

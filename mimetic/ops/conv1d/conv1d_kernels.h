@@ -31,6 +31,20 @@ const char* LaunchCausalConv1dBackward(const double* x, const double* w, const d
                                        double* dw, double* db, int64_t b, int64_t l, int64_t c, int64_t k,
                                        void* stream);
 
+// SiLU-fused: act = SiLU(conv), conv as LaunchCausalConv1d's out (kept for the backward).
+const char* LaunchCausalConv1dSilu(const float* x, const float* w, const float* bias, float* act, float* conv,
+                                   int64_t b, int64_t l, int64_t c, int64_t k, void* stream);
+const char* LaunchCausalConv1dSilu(const double* x, const double* w, const double* bias, double* act,
+                                   double* conv, int64_t b, int64_t l, int64_t c, int64_t k, void* stream);
+
+// Its backward, dout the cotangent of act: -> dx (B, L, C), dw (C, K), db (C).
+const char* LaunchCausalConv1dSiluBackward(const float* x, const float* w, const float* conv,
+                                           const float* dout, float* dx, float* dw, float* db, int64_t b,
+                                           int64_t l, int64_t c, int64_t k, void* stream);
+const char* LaunchCausalConv1dSiluBackward(const double* x, const double* w, const double* conv,
+                                           const double* dout, double* dx, double* dw, double* db, int64_t b,
+                                           int64_t l, int64_t c, int64_t k, void* stream);
+
 }  // namespace mimetic::ops::cuda_kernels
 
 #endif  // MIMETIC_OPS_CONV1D_CONV1D_KERNELS_H_

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/builtin_ops.h"
+#include "mimetic/ops/elementwise/silu.h"
 #include "mimetic/ops/reduce/reduce.h"
 #include "mimetic/ops/softplus.h"
 
@@ -52,11 +53,9 @@ T ApplyUnary(UnaryKind kind, T x, double c) {
     case UnaryKind::kSoftplus:
       return Softplus(x);
     case UnaryKind::kSilu:
-      return x / (T(1) + std::exp(-x));
-    case UnaryKind::kSiluGrad: {
-      const T s = T(1) / (T(1) + std::exp(-x));
-      return s * (T(1) + x * (T(1) - s));
-    }
+      return silu::Reference(x);
+    case UnaryKind::kSiluGrad:
+      return silu::ReferenceGrad(x);
     case UnaryKind::kSquare:
       return x * x;
     case UnaryKind::kSqrt:

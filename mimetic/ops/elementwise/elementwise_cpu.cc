@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "mimetic/ops/cpu/fast_math.h"
 #include "mimetic/ops/elementwise/elementwise.h"
+#include "mimetic/ops/elementwise/silu.h"
 
 namespace mimetic::ops {
 namespace internal {
@@ -173,12 +174,9 @@ void UnaryF32(UnaryKind kind, float c, const float* x, float* y, int64_t n) {
     case UnaryKind::kSoftplus:
       return UnaryLoop(x, y, n, [](float v) { return Softplus(v); });
     case UnaryKind::kSilu:
-      return UnaryLoop(x, y, n, [](float v) { return v * Sigmoid(v); });
+      return UnaryLoop(x, y, n, [](float v) { return silu::Fast(v); });
     case UnaryKind::kSiluGrad:
-      return UnaryLoop(x, y, n, [](float v) {
-        const float s = Sigmoid(v);
-        return s * (1.0f + v * (1.0f - s));
-      });
+      return UnaryLoop(x, y, n, [](float v) { return silu::FastGrad(v); });
     case UnaryKind::kSquare:
       return UnaryLoop(x, y, n, [](float v) { return v * v; });
     case UnaryKind::kSqrt:

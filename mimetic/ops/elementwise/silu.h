@@ -1,0 +1,46 @@
+// SiLU, x sigmoid(x), and its derivative s (1 + x (1 - s)), as the elementwise ops compute them, for
+// kernels that fuse them with other work (conv1d's CausalConv1dSilu) and must give Silu's bits:
+// Reference / ReferenceGrad are elementwise.cc's formulas (any T), Fast / FastGrad the fast CPU
+// kernels' (f32 through fast_math's vectorisable sigmoid, elementwise_cpu.cc; f64 the reference).
+#ifndef MIMETIC_OPS_ELEMENTWISE_SILU_H_
+#define MIMETIC_OPS_ELEMENTWISE_SILU_H_
+
+#include <cmath>
+
+#include "mimetic/ops/cpu/fast_math.h"
+
+namespace mimetic::ops::silu {
+
+template <typename T>
+inline T Reference(T x) {
+  return x / (T(1) + std::exp(-x));
+}
+
+template <typename T>
+inline T ReferenceGrad(T x) {
+  const T s = T(1) / (T(1) + std::exp(-x));
+  return s * (T(1) + x * (T(1) - s));
+}
+
+template <typename T>
+inline T Fast(T x) {
+  return Reference<T>(x);
+}
+template <>
+inline float Fast<float>(float x) {
+  return x * fast_math::Sigmoid(x);
+}
+
+template <typename T>
+inline T FastGrad(T x) {
+  return ReferenceGrad<T>(x);
+}
+template <>
+inline float FastGrad<float>(float x) {
+  const float s = fast_math::Sigmoid(x);
+  return s * (1.0f + x * (1.0f - s));
+}
+
+}  // namespace mimetic::ops::silu
+
+#endif  // MIMETIC_OPS_ELEMENTWISE_SILU_H_
