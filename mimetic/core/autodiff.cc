@@ -59,9 +59,14 @@ class Tape : public Tracer {
       if (!any) continue;
       std::vector<Tensor> out_grads;
       out_grads.reserve(node->outputs.size());
-      for (const Tensor& o : node->outputs) {
+      for (size_t i = 0; i < node->outputs.size(); ++i) {
+        const Tensor& o = node->outputs[i];
         auto it = cot.find(o.id());
-        out_grads.push_back(it != cot.end() ? it->second : Fill(o.meta(), 0.0));
+        if (it != cot.end()) {
+          out_grads.push_back(it->second);
+        } else {  // zeros, or nothing where the VJP never reads them
+          out_grads.push_back(node->op->VjpReadsOutputGrad(i) ? Fill(o.meta(), 0.0) : Tensor());
+        }
       }
       std::vector<Tensor> in_grads = node->op->Vjp(node->inputs, node->outputs, out_grads);
       if (in_grads.size() != node->inputs.size()) {

@@ -78,5 +78,48 @@ TEST(VjpTest, SeedsScaleCotangents) {
   EXPECT_THAT(g[0].ToVector<float>().value(), ::testing::ElementsAre(2.f, 40.f, 600.f));
 }
 
+// (x) -> (x * x, x): output 1 is kept for the backward only when reads_copy_grad is false. The VJP
+// records whether the cotangent of output 1 was an empty Tensor() or zeros.
+class SquareAndCopyOp : public Op {
+ public:
+  SquareAndCopyOp(bool reads_copy_grad, bool* got_empty) : reads_(reads_copy_grad), got_empty_(got_empty) {}
+  const char* name() const override { return "square_and_copy"; }
+  size_t num_outputs() const override { return 2; }
+  bool VjpReadsOutputGrad(size_t output) const override { return output == 0 || reads_; }
+  absl::StatusOr<std::vector<TensorMeta>> InferMeta(absl::Span<const TensorMeta> in) const override {
+    return std::vector<TensorMeta>{in[0], in[0]};
+  }
+  absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override {
+    for (int64_t i = 0; i < in[0].numel(); ++i) {
+      const float v = in[0].data<float>()[i];
+      out[0].mutable_data<float>()[i] = v * v;
+      out[1].mutable_data<float>()[i] = v;
+    }
+    return absl::OkStatus();
+  }
+  std::vector<Tensor> Vjp(absl::Span<const Tensor>, absl::Span<const Tensor> out,
+                          absl::Span<const Tensor> g) const override {
+    *got_empty_ = !g[1].ok();
+    Tensor dx = toy::Mul(toy::Mul(g[0], out[1]), Vec({2, 2}));  // 2 x g0 (out[1] is x)
+    return {dx};
+  }
+
+ private:
+  bool reads_;
+  bool* got_empty_;
+};
+
+TEST(VjpTest, OutputsWhoseGradientTheVjpIgnoresGetNoZeros) {
+  for (bool reads : {true, false}) {
+    bool got_empty = false;
+    auto f = [&](absl::Span<const Tensor> in) {
+      return std::vector<Tensor>{Call(std::make_shared<SquareAndCopyOp>(reads, &got_empty), {in[0]})[0]};
+    };
+    std::vector<Tensor> g = Vjp(f, {Vec({3, -1})}, {Vec({1, 10})}).value();
+    EXPECT_THAT(g[0].ToVector<float>().value(), ::testing::ElementsAre(6.f, -20.f));
+    EXPECT_EQ(got_empty, !reads) << "reads " << reads;
+  }
+}
+
 }  // namespace
 }  // namespace mimetic::core

@@ -72,6 +72,9 @@ class Op {
   // Tensor() for inputs that are not differentiable (indices). Written in primitives.
   virtual std::vector<Tensor> Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                                   absl::Span<const Tensor> out_grads) const;
+  // False for an output whose cotangent Vjp never reads (an output kept only for the backward, e.g.
+  // CausalConv1dSilu's conv): autodiff then passes an empty Tensor() there instead of filling zeros.
+  virtual bool VjpReadsOutputGrad(size_t /*output*/) const { return true; }
   // True when output 0 shares input 0's storage (reshape): no allocation, no Compute.
   virtual bool IsView() const { return false; }
 };

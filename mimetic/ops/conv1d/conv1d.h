@@ -43,6 +43,7 @@ class CausalConv1dOp : public core::Op {
   explicit CausalConv1dOp(bool silu = false) : silu_(silu) {}
   const char* name() const override { return silu_ ? "causal_conv1d_silu" : "causal_conv1d"; }
   size_t num_outputs() const override { return silu_ ? 2 : 1; }
+  bool VjpReadsOutputGrad(size_t output) const override { return output == 0; }
   absl::StatusOr<std::vector<core::TensorMeta>> InferMeta(
       absl::Span<const core::TensorMeta> in) const override;
   absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
