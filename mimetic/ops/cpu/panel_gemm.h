@@ -124,16 +124,27 @@ void PanelGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, in
   PanelGemmTParts<T>(n, k, {a}, {m}, {lda}, b, ldb, {c}, ldc);
 }
 
+// C sizes (m n) below which a reduction Aᵀ B that PanelGemm does not take runs OpenBLAS on one thread.
+constexpr int64_t kSmallC = 4096;
+
 // C (m x n) = op(A) op(B) (beta = 0) on whichever kernel is faster for the shape: PanelGemm where
 // PanelGemmSuits, else OpenBLAS. The one place that choice is made (MatMul, LinearParts).
+
 template <typename T>
 void FastGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
               int64_t ldb, T* c, int64_t ldc) {
   if (PanelGemmSuits(ta, tb, m, n, k, n % Simd<T>::kWidth == 0)) {
     PanelGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
-  } else {
-    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+    return;
   }
+  const int threads = openblas_get_num_threads();
+  // Aᵀ B into a small C (a weight gradient summed over many rows, e.g. Mamba 1's dt_proj: 128 x 4 over
+  // 8192 rows): OpenBLAS splits C over its threads and runs ~3x slower on 2 than on 1 (1.36 vs 0.47 ms
+  // per call, Zen 4). One thread; each C element is summed by one thread either way (same bits).
+  const bool one_thread = ta && !tb && m * n <= kSmallC && threads > 1;
+  if (one_thread) openblas_set_num_threads(1);
+  Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+  if (one_thread) openblas_set_num_threads(threads);
 }
 
 // C (m x n) = Σ_i A_i B_i with A_i (m x k_i, row stride k_i) and B_i (k_i x n, row stride ldb_i):

@@ -110,6 +110,22 @@ TEST(PanelGemmTest, SameBitsOnOneAndTwoThreads) {
   }
 }
 
+// FastGemm runs a small-C reduction that PanelGemm does not take (Mamba 1's dt_proj weight gradient)
+// on one OpenBLAS thread: the bits are those of OpenBLAS on 2 threads, and OpenBLAS's thread count is
+// restored afterwards.
+TEST(PanelGemmTest, FastGemmSmallReductionKeepsOpenBlasBitsAndThreads) {
+  const Case s{true, false, 128, 4, 8192};
+  ASSERT_FALSE(PanelGemmSuits(s.ta, s.tb, s.m, s.n, s.k, false));
+  Operands<float> fast(s), blas(s);
+  openblas_set_num_threads(2);
+  Gemm(s.ta, s.tb, s.m, s.n, s.k, 1.0f, blas.a.data(), blas.lda, blas.b.data(), blas.ldb, 0.0f, blas.c.data(),
+       blas.ldc);
+  FastGemm<float>(s.ta, s.tb, s.m, s.n, s.k, fast.a.data(), fast.lda, fast.b.data(), fast.ldb, fast.c.data(),
+                  fast.ldc);
+  EXPECT_EQ(fast.c, blas.c);
+  EXPECT_EQ(openblas_get_num_threads(), 2);
+}
+
 TEST(PanelGemmTest, SuitsOnlySkinnyProducts) {
   EXPECT_TRUE(PanelGemmSuits(false, true, 8192, 328, 64, false));     // x W_inᵀ at the main job
   EXPECT_FALSE(PanelGemmSuits(false, true, 8192, 328, 2048, false));  // long k: OpenBLAS
