@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "mimetic/ops/attention/attention.h"
@@ -103,8 +104,11 @@ template <typename T, typename Body>
 void ForEachHead(const Layout& y, std::vector<int64_t> scratch_sizes, const Body& body) {
   const int64_t heads = y.B * y.H;
   const bool parallel = heads > 1 && omp_get_max_threads() > 1;
-  const int blas_threads = openblas_get_num_threads();
-  if (parallel && blas_threads != 1) openblas_set_num_threads(1);
+  // Each head's GEMMs on one OpenBLAS thread inside the loop over heads. (This had been
+  // openblas_set_num_threads(1) alone, which in OpenBLAS's OpenMP build also set OpenMP to one
+  // thread: the heads then ran one after another.)
+  std::optional<cpu::SingleThreadedBlas> one_blas_thread;
+  if (parallel) one_blas_thread.emplace();
 #pragma omp parallel if (parallel)
   {
     std::vector<std::vector<T>> scratch;
@@ -112,7 +116,6 @@ void ForEachHead(const Layout& y, std::vector<int64_t> scratch_sizes, const Body
 #pragma omp for schedule(static)
     for (int64_t bh = 0; bh < heads; ++bh) body(bh, scratch);
   }
-  if (parallel && blas_threads != 1) openblas_set_num_threads(blas_threads);
 }
 
 // The head's slices: Q, K (L, Pk) with row stride ldk; V, dO (L, Pv) with row stride ldv.

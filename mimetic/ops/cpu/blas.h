@@ -8,6 +8,7 @@
 #define MIMETIC_OPS_CPU_BLAS_H_
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <climits>
@@ -44,6 +45,29 @@ inline absl::Status CheckBlasDims(std::initializer_list<int64_t> dims) {
   }
   return absl::OkStatus();
 }
+
+// OpenBLAS on one thread for a scope, OpenMP's thread count kept: for GEMMs run from inside our own
+// OpenMP loops, or that OpenBLAS runs slower split. In the OpenMP build of OpenBLAS (the one we link),
+// openblas_set_num_threads also sets OpenMP's thread count, so a parallel region after it alone
+// would run on one thread; both counts are restored on exit.
+class SingleThreadedBlas {
+ public:
+  SingleThreadedBlas() : blas_threads_(openblas_get_num_threads()), omp_threads_(omp_get_max_threads()) {
+    if (blas_threads_ == 1) return;
+    openblas_set_num_threads(1);
+    omp_set_num_threads(omp_threads_);
+  }
+  ~SingleThreadedBlas() {
+    if (blas_threads_ == 1) return;
+    openblas_set_num_threads(blas_threads_);
+    omp_set_num_threads(omp_threads_);
+  }
+  SingleThreadedBlas(const SingleThreadedBlas&) = delete;
+  SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
+
+ private:
+  int blas_threads_, omp_threads_;
+};
 
 // C (m, n) = alpha op(A) op(B) + beta C, row-major with leading dimensions; op(X) = Xᵀ when trans_x.
 inline void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

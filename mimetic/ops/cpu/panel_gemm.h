@@ -137,14 +137,15 @@ void FastGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int
     PanelGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     return;
   }
-  const int threads = openblas_get_num_threads();
   // Aᵀ B into a small C (a weight gradient summed over many rows, e.g. Mamba 1's dt_proj: 128 x 4 over
-  // 8192 rows): OpenBLAS splits C over its threads and runs ~3x slower on 2 than on 1 (1.36 vs 0.47 ms
+  // 8192 rows): OpenBLAS splits C over its threads and runs ~3x slower on 2 than on 1 (1.36 vs 0.41 ms
   // per call, Zen 4). One thread; each C element is summed by one thread either way (same bits).
-  const bool one_thread = ta && !tb && m * n <= kSmallC && threads > 1;
-  if (one_thread) openblas_set_num_threads(1);
+  if (ta && !tb && m * n <= kSmallC) {
+    SingleThreadedBlas one_thread;
+    Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
+    return;
+  }
   Gemm(ta, tb, m, n, k, T(1), a, lda, b, ldb, T(0), c, ldc);
-  if (one_thread) openblas_set_num_threads(threads);
 }
 
 // C (m x n) = Σ_i A_i B_i with A_i (m x k_i, row stride k_i) and B_i (k_i x n, row stride ldb_i):
