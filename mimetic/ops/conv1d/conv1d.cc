@@ -180,10 +180,12 @@ void ConvBackwardFast(const T* x, const T* wt, const T* silu_pre, const T* dout,
     T* acc_b = acc + k * c;
     std::fill(acc, acc + stride, T(0));
     const int64_t begin = blk * rows / blocks, end = (blk + 1) * rows / blocks;
-    std::vector<T> gs;  // with silu_pre: g of rows begin .. end + K - 2
+    // With silu_pre: g of rows begin .. end + K - 2, every element written below (new T[], not a
+    // vector, which would zero it first).
+    std::unique_ptr<T[]> gs;
     if (silu_pre != nullptr) {
       const int64_t ext = std::min(rows, end + k - 1);
-      gs.resize((ext - begin) * c);
+      gs.reset(new T[(ext - begin) * c]);
       const T* dr = dout + begin * c;
       const T* pr = silu_pre + begin * c;
 #pragma omp simd
