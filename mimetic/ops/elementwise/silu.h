@@ -6,6 +6,7 @@
 #define MIMETIC_OPS_ELEMENTWISE_SILU_H_
 
 #include <cmath>
+#include <type_traits>
 
 #include "mimetic/ops/cpu/fast_math.h"
 
@@ -24,21 +25,17 @@ inline T ReferenceGrad(T x) {
 
 template <typename T>
 inline T Fast(T x) {
+  if constexpr (std::is_same_v<T, float>) return x * fast_math::Sigmoid(x);
   return Reference<T>(x);
-}
-template <>
-inline float Fast<float>(float x) {
-  return x * fast_math::Sigmoid(x);
 }
 
 template <typename T>
 inline T FastGrad(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float s = fast_math::Sigmoid(x);
+    return s * (1.0f + x * (1.0f - s));
+  }
   return ReferenceGrad<T>(x);
-}
-template <>
-inline float FastGrad<float>(float x) {
-  const float s = fast_math::Sigmoid(x);
-  return s * (1.0f + x * (1.0f - s));
 }
 
 }  // namespace mimetic::ops::silu

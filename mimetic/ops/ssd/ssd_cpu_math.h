@@ -19,31 +19,21 @@
 namespace mimetic::ops::ssd_cpu {
 
 // f32: fast_math.h's vectorisable exp, softplus (z itself above 20, as softplus.h) and sigmoid for
-// softplus' (1 in f32 above 20, as SoftplusGrad).
+// softplus' (1 in f32 above 20, as SoftplusGrad); f64: std::exp and softplus.h.
 template <typename T>
 inline T Exp(T x) {
+  if constexpr (std::is_same_v<T, float>) return fast_math::Exp(x);
   return std::exp(x);
 }
-template <>
-inline float Exp<float>(float x) {
-  return fast_math::Exp(x);
-}
-// softplus.h's Softplus / SoftplusGrad, in f32 through fast_math (vectorisable, same threshold).
 template <typename T>
 inline T FastSoftplus(T z) {
+  if constexpr (std::is_same_v<T, float>) return fast_math::Softplus(z);
   return Softplus<T>(z);
-}
-template <>
-inline float FastSoftplus<float>(float z) {
-  return fast_math::Softplus(z);
 }
 template <typename T>
 inline T FastSoftplusGrad(T z) {
+  if constexpr (std::is_same_v<T, float>) return fast_math::Sigmoid(z);
   return SoftplusGrad<T>(z);
-}
-template <>
-inline float FastSoftplusGrad<float>(float z) {
-  return fast_math::Sigmoid(z);
 }
 
 // Σ x[i] y[i] with 8 fixed lane-wise partial sums (vectorises; same bits on every run).
