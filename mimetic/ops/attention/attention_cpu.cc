@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "mimetic/ops/attention/attention.h"
@@ -104,11 +103,9 @@ template <typename T, typename Body>
 void ForEachHead(const Layout& y, std::vector<int64_t> scratch_sizes, const Body& body) {
   const int64_t heads = y.B * y.H;
   const bool parallel = heads > 1 && omp_get_max_threads() > 1;
-  // Each head's GEMMs on one OpenBLAS thread inside the loop over heads. (This had been
-  // openblas_set_num_threads(1) alone, which in OpenBLAS's OpenMP build also set OpenMP to one
-  // thread: the heads then ran one after another.)
-  std::optional<cpu::SingleThreadedBlas> one_blas_thread;
-  if (parallel) one_blas_thread.emplace();
+  // Each head's GEMMs run on the thread that calls them: OpenBLAS's OpenMP build (the one we link)
+  // does not split a call made inside a parallel region. (This had set openblas_set_num_threads(1)
+  // first, which in that build also set OpenMP to one thread: the heads ran one after another.)
 #pragma omp parallel if (parallel)
   {
     std::vector<std::vector<T>> scratch;

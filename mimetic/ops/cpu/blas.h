@@ -46,19 +46,20 @@ inline absl::Status CheckBlasDims(std::initializer_list<int64_t> dims) {
   return absl::OkStatus();
 }
 
-// OpenBLAS on one thread for a scope, OpenMP's thread count kept: for GEMMs run from inside our own
-// OpenMP loops, or that OpenBLAS runs slower split. In the OpenMP build of OpenBLAS (the one we link),
-// openblas_set_num_threads also sets OpenMP's thread count, so a parallel region after it alone
-// would run on one thread; both counts are restored on exit.
+// OpenBLAS on one thread for a scope, for GEMMs called outside a parallel region that run faster
+// unsplit. We link OpenBLAS's OpenMP build, which takes its thread count from OpenMP at every call
+// made outside a parallel region (it resets its own count to omp_get_max_threads()), so
+// openblas_set_num_threads(1) alone does not hold past the next GEMM: OpenMP's count is set to 1
+// as well, and both are restored on exit. Parallel regions opened inside the scope run on one
+// thread. (GEMMs called from inside our own parallel regions need no scope: that build runs them
+// on the calling thread.)
 class SingleThreadedBlas {
  public:
   SingleThreadedBlas() : blas_threads_(openblas_get_num_threads()), omp_threads_(omp_get_max_threads()) {
-    if (blas_threads_ == 1) return;
-    openblas_set_num_threads(1);
-    omp_set_num_threads(omp_threads_);
+    openblas_set_num_threads(1);  // also sets OpenMP's count to 1 in the OpenMP build
+    omp_set_num_threads(1);       // said outright: the call above does not promise it
   }
   ~SingleThreadedBlas() {
-    if (blas_threads_ == 1) return;
     openblas_set_num_threads(blas_threads_);
     omp_set_num_threads(omp_threads_);
   }
