@@ -44,33 +44,48 @@ inline __m512 ShuffleBlocks(__m512 a, __m512 b) {
   return _mm512_mask_shuffle_f32x4(a, 0xFFFF, a, b, kImm);
 }
 
-// The same, 16 rows at a time. Level by level, each vector holds the partial sums of several rows: two rows'
-// halves (shuffle_f32x4 picks 256-bit halves), four rows' quarters (128-bit blocks), eight rows' pairs
-// (shuffle_ps within blocks), then sixteen sums. Rows go in 4 x 4 transposed order so the sums come out in
-// row order.
+// The four levels of the 16-row tree. Each takes two vectors of partial sums and adds the pairs
+// SumLanes adds:
+//   HalvesOf(a, b): rows a, b -> [a's 8 half sums, b's 8] (lane j + lane j + 8; 256-bit halves).
+//   QuartersOf(y0, y1): two HalvesOf results (rows r0..r3) -> block k holds row r_k's 4 sums (+ 4).
+//   PairsOf(z0, z1): two QuartersOf results (rows r0..r3, r4..r7) -> block k holds rows r_k, r_k+4
+//   (2 sums each, + 2).
+//   TotalsOf(w0, w1): two PairsOf results (rows r0..r7, r8..r15) -> block k holds the sums of rows
+//   r_k, r_k+4, r_k+8, r_k+12 (+ the last two).
+inline __m512 HalvesOf(__m512 a, __m512 b) {
+  return _mm512_add_ps(ShuffleBlocks<0x44>(a, b), ShuffleBlocks<0xEE>(a, b));
+}
+inline __m512 QuartersOf(__m512 y0, __m512 y1) {
+  return _mm512_add_ps(ShuffleBlocks<0x88>(y0, y1), ShuffleBlocks<0xDD>(y0, y1));
+}
+inline __m512 PairsOf(__m512 z0, __m512 z1) {
+  return _mm512_add_ps(_mm512_shuffle_ps(z0, z1, 0x44), _mm512_shuffle_ps(z0, z1, 0xEE));
+}
+inline __m512 TotalsOf(__m512 w0, __m512 w1) {
+  return _mm512_add_ps(_mm512_shuffle_ps(w0, w1, 0x88), _mm512_shuffle_ps(w0, w1, 0xDD));
+}
+
+// The same as AddLaneSums, 16 rows at a time: the rows go into the tree in 4 x 4 transposed order so
+// that the sums come out in row order.
 inline void AddLaneSums(int64_t N, const float* __restrict rows, float* __restrict out) {
   int64_t n0 = 0;
   for (; n0 + 16 <= N; n0 += 16) {
     const float* r = rows + n0 * kLanes;
     auto row = [r](int s) { return _mm512_loadu_ps(r + (4 * (s % 4) + s / 4) * kLanes); };
     __m512 y[8], z[4], w[2];
-    for (int i = 0; i < 8; ++i) {  // lanes j and j + 8
-      const __m512 a = row(2 * i), b = row(2 * i + 1);
-      y[i] = _mm512_add_ps(ShuffleBlocks<0x44>(a, b), ShuffleBlocks<0xEE>(a, b));
-    }
-    for (int i = 0; i < 4; ++i) {  // + 4
-      z[i] = _mm512_add_ps(ShuffleBlocks<0x88>(y[2 * i], y[2 * i + 1]),
-                           ShuffleBlocks<0xDD>(y[2 * i], y[2 * i + 1]));
-    }
-    for (int i = 0; i < 2; ++i) {  // + 2
-      w[i] = _mm512_add_ps(_mm512_shuffle_ps(z[2 * i], z[2 * i + 1], 0x44),
-                           _mm512_shuffle_ps(z[2 * i], z[2 * i + 1], 0xEE));
-    }
-    const __m512 sums =
-        _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
-    _mm512_storeu_ps(out + n0, _mm512_add_ps(_mm512_loadu_ps(out + n0), sums));
+    for (int i = 0; i < 8; ++i) y[i] = HalvesOf(row(2 * i), row(2 * i + 1));
+    for (int i = 0; i < 4; ++i) z[i] = QuartersOf(y[2 * i], y[2 * i + 1]);
+    for (int i = 0; i < 2; ++i) w[i] = PairsOf(z[2 * i], z[2 * i + 1]);
+    _mm512_storeu_ps(out + n0, _mm512_add_ps(_mm512_loadu_ps(out + n0), TotalsOf(w[0], w[1])));
   }
   for (; n0 < N; ++n0) out[n0] += SumLanes(rows + n0 * kLanes);
+}
+
+// Rows streamed in their natural order 0..15 (HalvesOf(0, 1), (2, 3), ..., then QuartersOf, PairsOf,
+// TotalsOf of neighbours) leave row 4i + k's sum in lane 4k + i; this puts it in lane 4i + k.
+inline __m512 NaturalOrderOfTotals(__m512 totals) {
+  const __m512i from = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_mask_permutexvar_ps(totals, 0xFFFF, from, totals);  // mask form: see ShuffleBlocks
 }
 #endif
 

@@ -43,6 +43,30 @@ TEST(LaneSumsTest, AddLaneSumsEqualsSumLanesBitForBit) {
   }
 }
 
+#if defined(__AVX512F__)
+// Rows fed to the tree levels in natural order (HalvesOf(0, 1), (2, 3), ..., as the selective scan's
+// adjoint step makes them), then NaturalOrderOfTotals: row n's SumLanes in lane n, bit for bit.
+TEST(LaneSumsTest, NaturalOrderStreamEqualsSumLanesBitForBit) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<float> rows(16 * kLanes);
+    for (float& v : rows) v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 31) - 15);
+    auto row = [&](int n) { return _mm512_loadu_ps(rows.data() + n * kLanes); };
+    __m512 y[8], z[4], w[2];
+    for (int i = 0; i < 8; ++i) y[i] = HalvesOf(row(2 * i), row(2 * i + 1));
+    for (int i = 0; i < 4; ++i) z[i] = QuartersOf(y[2 * i], y[2 * i + 1]);
+    for (int i = 0; i < 2; ++i) w[i] = PairsOf(z[2 * i], z[2 * i + 1]);
+    float got[16];
+    _mm512_storeu_ps(got, NaturalOrderOfTotals(TotalsOf(w[0], w[1])));
+    for (int n = 0; n < 16; ++n) {
+      const float want = SumLanes(rows.data() + n * kLanes);
+      ASSERT_EQ(std::memcmp(&got[n], &want, sizeof(float)), 0) << "row " << n << " trial " << trial;
+    }
+  }
+}
+#endif
+
 TEST(LaneSumsTest, NaNAndInfinityPropagate) {
   std::vector<float> rows(32 * kLanes, 1.0f), out(32, 0.0f);
   rows[3 * kLanes + 5] = std::nanf("");

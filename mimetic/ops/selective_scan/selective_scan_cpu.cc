@@ -13,43 +13,31 @@
 // block: one pass keeps the states at chunk starts (O(L/chunk · N · 16)), then chunks are walked last to
 // first, each recomputing its states (O(chunk · N · 16) scratch) and running the adjoint reverse scan.
 // Chunking never changes the result: the states are recomputed by the same operations. Each reverse
-// step sums its dB/dC terms over the block's 16 lanes at once (cpu::AddLaneSums, fixed tree), while
-// they are in L1. With AVX-512 the f32 forward and recomputation steps are intrinsics with the same
-// bits as the portable loops (see ScanStep below).
+// step sums its dB/dC terms over the block's 16 lanes at once (fixed tree; in registers with
+// AVX-512). The per-step kernels, portable and AVX-512, are in selective_scan_cpu_steps.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
-#include "mimetic/ops/cpu/fast_math.h"
-#include "mimetic/ops/cpu/lane_sums.h"
 #include "mimetic/ops/selective_scan/selective_scan.h"
-#include "mimetic/ops/softplus.h"
+#include "mimetic/ops/selective_scan/selective_scan_cpu_steps.h"
 
 namespace mimetic::ops {
 namespace {
 
 using core::DType;
-
-constexpr int64_t kBlock = 16;  // channels per block: the lanes of every inner loop
-
-// exp(dt·A) in the scans, as the CUDA kernels compute it: 2^(dt · A log2 e), with A log2 e ("scaled
-// A") precomputed per channel. The product dt·(A log2 e) is rounded once, as dt·A is for exp, so
-// this is as accurate as exp(dt·A) in f32 (fast_math::Exp2 saturates, see there). f64 keeps exp(dt·A).
-inline float ScaleA(float a) { return a * 1.44269504088896341f; }
-inline double ScaleA(double a) { return a; }
-inline float ExpScaled(float u) { return fast_math::Exp2(u); }
-inline double ExpScaled(double u) { return std::exp(u); }
-// f32 sigmoid / softplus (x itself above the kernels' threshold 20) from fast_math.h, vectorisable;
-// f64 takes softplus.h's Softplus / SoftplusGrad, the reference's formulas.
-inline float Sigmoid(float x) { return fast_math::Sigmoid(x); }
-inline double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-inline float Softplus(float v) { return fast_math::Softplus(v); }
-inline double Softplus(double v) { return ops::Softplus<double>(v); }
-// d softplus / dv: sigmoid(v), which is 1 in f32 above the threshold 20 anyway.
-inline float SoftplusGrad(float v) { return Sigmoid(v); }
-inline double SoftplusGrad(double v) { return ops::SoftplusGrad<double>(v); }
+// The block kernels and their f32 / f64 helpers (selective_scan_cpu_steps.h).
+using selective_scan_cpu::AdjointStep;
+using selective_scan_cpu::AdvanceStep;
+using selective_scan_cpu::kBlock;
+using selective_scan_cpu::RecomputeStep;
+using selective_scan_cpu::ScaleA;
+using selective_scan_cpu::ScanStep;
+using selective_scan_cpu::Sigmoid;
+using selective_scan_cpu::Softplus;
+using selective_scan_cpu::SoftplusGrad;
 
 template <typename T>
 struct View {
@@ -78,8 +66,6 @@ View<T> MakeView(const SelectiveScanAttrs& a, absl::Span<const core::Tensor> in)
 // every inner loop is a vertical operation over channels (no horizontal sums in the recurrences).
 // Lanes past the block's width w hold zeros (dt = dt·u = gy = A = 0), which keep their states,
 // adjoints and contributions exactly zero.
-static_assert(kBlock == cpu::kLanes, "the dB/dC reductions sum 16 lanes");
-using cpu::AddLaneSums;
 
 // dt = softplus(delta + bias) (or delta + bias), dtx = dt·u and dt_grad = d dt / d delta (if asked)
 // of channels [d0, d0 + w) of batch b.
@@ -128,96 +114,6 @@ void LoadA(const View<T>& v, int64_t d0, int64_t w, bool scaled, T* out) {
     }
   }
 }
-
-// One step of the block's recurrence in place: h = exp(dt A) h + dt x B_t (as: scaled A, (N, kBlock));
-// returns y = sum_n C_t h into y (kBlock).
-template <typename T>
-inline void ScanStep(int64_t N, const T* __restrict dt, const T* __restrict dtx, const T* __restrict as,
-                     const T* __restrict B_t, const T* __restrict C_t, T* __restrict h, T* __restrict y) {
-  T acc[kBlock] = {};
-  for (int64_t n = 0; n < N; ++n) {
-    const T bn = B_t[n], cn = C_t[n];
-    const T* __restrict as_n = as + n * kBlock;
-    T* __restrict h_n = h + n * kBlock;
-#pragma omp simd
-    for (int j = 0; j < kBlock; ++j) {
-      const T hn = ExpScaled(dt[j] * as_n[j]) * h_n[j] + dtx[j] * bn;
-      h_n[j] = hn;
-      acc[j] += cn * hn;
-    }
-  }
-  std::copy(acc, acc + kBlock, y);
-}
-
-// The state update alone (the backward's pass to the chunk starts).
-template <typename T>
-inline void AdvanceStep(int64_t N, const T* __restrict dt, const T* __restrict dtx, const T* __restrict as,
-                        const T* __restrict B_t, T* __restrict h) {
-  for (int64_t n = 0; n < N; ++n) {
-    const T bn = B_t[n];
-    const T* __restrict as_n = as + n * kBlock;
-    T* __restrict h_n = h + n * kBlock;
-#pragma omp simd
-    for (int j = 0; j < kBlock; ++j) h_n[j] = ExpScaled(dt[j] * as_n[j]) * h_n[j] + dtx[j] * bn;
-  }
-}
-
-// The full step from `prev`, keeping exp(dt A) in e_out and the new state in h_out (recomputation).
-template <typename T>
-inline void RecomputeStep(int64_t N, const T* __restrict dt, const T* __restrict dtx, const T* __restrict as,
-                          const T* __restrict B_t, const T* __restrict C_t, const T* __restrict prev,
-                          T* __restrict h_out, T* __restrict e_out, T* __restrict y) {
-  T acc[kBlock] = {};
-  for (int64_t n = 0; n < N; ++n) {
-    const T bn = B_t[n], cn = C_t[n];
-    const int64_t o = n * kBlock;
-#pragma omp simd
-    for (int j = 0; j < kBlock; ++j) {
-      const T en = ExpScaled(dt[j] * as[o + j]);
-      const T hn = en * prev[o + j] + dtx[j] * bn;
-      e_out[o + j] = en;
-      h_out[o + j] = hn;
-      acc[j] += cn * hn;
-    }
-  }
-  std::copy(acc, acc + kBlock, y);
-}
-
-#if defined(__AVX512F__)
-// With AVX-512, ScanStep and RecomputeStep for f32 in intrinsics, the same operations in the same
-// order as the portable loops above compile to (the bits are equal: checkpoints of a Mamba 1 run are
-// byte-identical), with exp(dt A) from fast_math::Exp2Product16, whose vscalefps replaces Exp2's clamp
-// selects: the forward scan 1.4x faster.
-
-// The step of a 16-channel block from `prev` over the N states: h_n = exp(dt A_n) prev_n + dt x B_t[n]
-// into h_out (which may be prev: the forward updates in place), exp(dt A_n) into e_out unless null
-// (the backward's recomputation keeps it), y = Σ_n C_t[n] h_n.
-inline void Step16(int64_t N, const float* dt, const float* dtx, const float* as, const float* B_t,
-                   const float* C_t, const float* prev, float* h_out, float* e_out, float* y) {
-  const __m512 vdt = _mm512_loadu_ps(dt), vdtx = _mm512_loadu_ps(dtx);
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t n = 0; n < N; ++n) {
-    const int64_t o = n * kBlock;
-    const __m512 e = fast_math::Exp2Product16(vdt, _mm512_loadu_ps(as + o));
-    const __m512 hn =
-        _mm512_fmadd_ps(e, _mm512_loadu_ps(prev + o), _mm512_mul_ps(vdtx, _mm512_set1_ps(B_t[n])));
-    if (e_out != nullptr) _mm512_storeu_ps(e_out + o, e);
-    _mm512_storeu_ps(h_out + o, hn);
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(C_t[n]), hn, acc);
-  }
-  _mm512_storeu_ps(y, acc);
-}
-
-inline void ScanStep(int64_t N, const float* dt, const float* dtx, const float* as, const float* B_t,
-                     const float* C_t, float* h, float* y) {
-  Step16(N, dt, dtx, as, B_t, C_t, h, h, nullptr, y);
-}
-
-inline void RecomputeStep(int64_t N, const float* dt, const float* dtx, const float* as, const float* B_t,
-                          const float* C_t, const float* prev, float* h_out, float* e_out, float* y) {
-  Step16(N, dt, dtx, as, B_t, C_t, prev, h_out, e_out, y);
-}
-#endif
 
 template <typename T>
 void Forward(const SelectiveScanAttrs& a, absl::Span<const core::Tensor> in,
@@ -329,36 +225,9 @@ void BlockBackward(const View<T>& v, int64_t b, int64_t K, int64_t n_chunks, Bac
       const T* __restrict dtx = s.dtx.data() + t * kBlock;
       const T* h_t = s.hs.data() + (t - t0) * NB;
       const T* h_prev = t > t0 ? h_t - NB : s.h0.data() + c * NB;
-      T sgb[kBlock] = {}, sga[kBlock] = {};
-      for (int64_t n = 0; n < N; ++n) {
-        const T bn = Bm[t * N + n], cn = Cm[t * N + n];
-        const int64_t o = n * kBlock, to = (t - t0) * NB + o;
-        const T* __restrict e = s.es.data() + to;
-        const T* __restrict hn = h_t + o;
-        const T* __restrict hp = h_prev + o;
-        const T* __restrict at = s.at.data() + o;
-        T* __restrict carry = s.carry.data() + o;
-        T* __restrict da = s.da.data() + o;
-        T* __restrict lb = s.lane_b.data() + o;
-        T* __restrict lc = s.lane_c.data() + o;
-#pragma omp simd
-        for (int j = 0; j < kBlock; ++j) {
-          const T g = cn * gy[j] + carry[j];
-          const T wv = g * e[j] * hp[j];  // g dA h[t-1]
-          lb[j] = g * dtx[j];             // dB term: g Δ x
-          lc[j] = gy[j] * hn[j];          // dC term: gy h
-          sgb[j] += g * bn;
-          sga[j] += wv * at[j];
-          da[j] += wv * dt[j];
-          carry[j] = e[j] * g;
-        }
-      }
-      std::copy(sgb, sgb + kBlock, s.sum_gb.data() + t * kBlock);
-      std::copy(sga, sga + kBlock, s.sum_ga.data() + t * kBlock);
-      // The step's dB/dC terms summed over the block's channels while they are in L1 (one add per
-      // (t, n) and block, so the order over t does not matter).
-      AddLaneSums(N, s.lane_b.data(), pb + t * N);
-      AddLaneSums(N, s.lane_c.data(), pc + t * N);
+      AdjointStep(N, gy, dt, dtx, Bm + t * N, Cm + t * N, s.es.data() + (t - t0) * NB, h_t, h_prev,
+                  s.at.data(), s.carry.data(), s.da.data(), s.lane_b.data(), s.lane_c.data(),
+                  s.sum_gb.data() + t * kBlock, s.sum_ga.data() + t * kBlock, pb + t * N, pc + t * N);
     }
   }
 }
