@@ -3,8 +3,9 @@
 //
 // SumLanes is the one order: halves (lane j + lane j + 8), quarters, pairs, then the last two. It vectorises
 // and gives the same bits on every machine. AddLaneSums adds the sums of N rows to an output; with AVX-512 it
-// reduces 16 rows at a time through shuffles that pair exactly the partial sums SumLanes pairs (same bits,
-// tested), 15 adds and 30 shuffles per 16 rows instead of ~8 operations per row.
+// reduces 16 rows at a time (SumsOf16Rows) through shuffles that pair exactly the partial sums SumLanes
+// pairs (same bits, tested), 15 adds, 30 shuffles and one permute per 16 rows instead of ~8 operations
+// per row.
 #ifndef MIMETIC_OPS_CPU_LANE_SUMS_H_
 #define MIMETIC_OPS_CPU_LANE_SUMS_H_
 
@@ -65,27 +66,52 @@ inline __m512 TotalsOf(__m512 w0, __m512 w1) {
   return _mm512_add_ps(_mm512_shuffle_ps(w0, w1, 0x88), _mm512_shuffle_ps(w0, w1, 0xDD));
 }
 
-// The same as AddLaneSums, 16 rows at a time: the rows go into the tree in 4 x 4 transposed order so
-// that the sums come out in row order.
+// The tree streamed in natural order (HalvesOf(0, 1), (2, 3), ..., then QuartersOf, PairsOf, TotalsOf
+// of neighbours) leaves row 4i + k's sum in lane 4k + i; this puts it in lane 4i + k.
+inline __m512 NaturalOrderOfTotals(__m512 totals) {
+  const __m512i from = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_mask_permutexvar_ps(totals, 0xFFFF, from, totals);  // mask form: see ShuffleBlocks
+}
+
+// The sums of 16 rows of kTrees arrays at once: make(n, rows) is called for n = 0, 1, ..., 15 in that
+// order and sets rows[t] to row n of array t; sums[t] gets array t's 16 row sums in row order, each
+// SumLanes' tree. Rows are folded into the tree as they are made, so a kernel can sum rows it computes
+// without storing them (the selective scan's adjoint step); the loops are unrolled so the partial sums
+// stay in registers (rolled, GCC kept them in stack arrays).
+template <int kTrees, typename Make>
+inline void SumsOf16Rows(const Make& make, __m512 (&sums)[kTrees]) {
+  __m512 w[2][kTrees];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    __m512 z[2][kTrees];
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; ++q) {
+      __m512 y[2][kTrees];
+#pragma GCC unroll 2
+      for (int p = 0; p < 2; ++p) {
+        const int n = 8 * h + 4 * q + 2 * p;
+        __m512 r0[kTrees], r1[kTrees];
+        make(n, r0);
+        make(n + 1, r1);
+        for (int t = 0; t < kTrees; ++t) y[p][t] = HalvesOf(r0[t], r1[t]);
+      }
+      for (int t = 0; t < kTrees; ++t) z[q][t] = QuartersOf(y[0][t], y[1][t]);
+    }
+    for (int t = 0; t < kTrees; ++t) w[h][t] = PairsOf(z[0][t], z[1][t]);
+  }
+  for (int t = 0; t < kTrees; ++t) sums[t] = NaturalOrderOfTotals(TotalsOf(w[0][t], w[1][t]));
+}
+
+// The same as AddLaneSums, 16 rows at a time.
 inline void AddLaneSums(int64_t N, const float* __restrict rows, float* __restrict out) {
   int64_t n0 = 0;
   for (; n0 + 16 <= N; n0 += 16) {
     const float* r = rows + n0 * kLanes;
-    auto row = [r](int s) { return _mm512_loadu_ps(r + (4 * (s % 4) + s / 4) * kLanes); };
-    __m512 y[8], z[4], w[2];
-    for (int i = 0; i < 8; ++i) y[i] = HalvesOf(row(2 * i), row(2 * i + 1));
-    for (int i = 0; i < 4; ++i) z[i] = QuartersOf(y[2 * i], y[2 * i + 1]);
-    for (int i = 0; i < 2; ++i) w[i] = PairsOf(z[2 * i], z[2 * i + 1]);
-    _mm512_storeu_ps(out + n0, _mm512_add_ps(_mm512_loadu_ps(out + n0), TotalsOf(w[0], w[1])));
+    __m512 sums[1];
+    SumsOf16Rows<1>([r](int n, __m512* row) { row[0] = _mm512_loadu_ps(r + n * kLanes); }, sums);
+    _mm512_storeu_ps(out + n0, _mm512_add_ps(_mm512_loadu_ps(out + n0), sums[0]));
   }
   for (; n0 < N; ++n0) out[n0] += SumLanes(rows + n0 * kLanes);
-}
-
-// Rows streamed in their natural order 0..15 (HalvesOf(0, 1), (2, 3), ..., then QuartersOf, PairsOf,
-// TotalsOf of neighbours) leave row 4i + k's sum in lane 4k + i; this puts it in lane 4i + k.
-inline __m512 NaturalOrderOfTotals(__m512 totals) {
-  const __m512i from = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_mask_permutexvar_ps(totals, 0xFFFF, from, totals);  // mask form: see ShuffleBlocks
 }
 #endif
 

@@ -44,24 +44,32 @@ TEST(LaneSumsTest, AddLaneSumsEqualsSumLanesBitForBit) {
 }
 
 #if defined(__AVX512F__)
-// Rows fed to the tree levels in natural order (HalvesOf(0, 1), (2, 3), ..., as the selective scan's
-// adjoint step makes them), then NaturalOrderOfTotals: row n's SumLanes in lane n, bit for bit.
+// SumsOf16Rows over two arrays whose rows are made in natural order (as the selective scan's adjoint
+// step makes them): row n's SumLanes in lane n of each array's sums, bit for bit, and make called for
+// n = 0..15 in order.
 TEST(LaneSumsTest, NaturalOrderStreamEqualsSumLanesBitForBit) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal;
   for (int trial = 0; trial < 200; ++trial) {
-    std::vector<float> rows(16 * kLanes);
+    std::vector<float> rows(2 * 16 * kLanes);
     for (float& v : rows) v = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 31) - 15);
-    auto row = [&](int n) { return _mm512_loadu_ps(rows.data() + n * kLanes); };
-    __m512 y[8], z[4], w[2];
-    for (int i = 0; i < 8; ++i) y[i] = HalvesOf(row(2 * i), row(2 * i + 1));
-    for (int i = 0; i < 4; ++i) z[i] = QuartersOf(y[2 * i], y[2 * i + 1]);
-    for (int i = 0; i < 2; ++i) w[i] = PairsOf(z[2 * i], z[2 * i + 1]);
-    float got[16];
-    _mm512_storeu_ps(got, NaturalOrderOfTotals(TotalsOf(w[0], w[1])));
-    for (int n = 0; n < 16; ++n) {
-      const float want = SumLanes(rows.data() + n * kLanes);
-      ASSERT_EQ(std::memcmp(&got[n], &want, sizeof(float)), 0) << "row " << n << " trial " << trial;
+    int next = 0;
+    __m512 sums[2];
+    SumsOf16Rows<2>(
+        [&](int n, __m512* r) {
+          EXPECT_EQ(n, next++);
+          r[0] = _mm512_loadu_ps(rows.data() + n * kLanes);
+          r[1] = _mm512_loadu_ps(rows.data() + (16 + n) * kLanes);
+        },
+        sums);
+    for (int t = 0; t < 2; ++t) {
+      float got[16];
+      _mm512_storeu_ps(got, sums[t]);
+      for (int n = 0; n < 16; ++n) {
+        const float want = SumLanes(rows.data() + (16 * t + n) * kLanes);
+        ASSERT_EQ(std::memcmp(&got[n], &want, sizeof(float)), 0)
+            << "array " << t << " row " << n << " trial " << trial;
+      }
     }
   }
 }

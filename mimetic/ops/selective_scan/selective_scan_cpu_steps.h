@@ -97,8 +97,8 @@ inline void RecomputeStep(int64_t N, const T* __restrict dt, const T* __restrict
 
 #if defined(__AVX512F__)
 // With AVX-512, ScanStep and RecomputeStep for f32 in intrinsics, the same operations in the same
-// order as the portable loops above compile to (the bits are equal: checkpoints of a Mamba 1 run are
-// byte-identical), with exp(dt A) from fast_math::Exp2Product16, whose vscalefps replaces Exp2's clamp
+// order as the portable loops above compile to (the same bits: selective_scan_cpu_steps_test), with
+// exp(dt A) from fast_math::Exp2Product16, whose vscalefps replaces Exp2's clamp
 // selects: the forward scan 1.4x faster.
 
 // The step of a 16-channel block from `prev` over the N states: h_n = exp(dt A_n) prev_n + dt x B_t[n]
@@ -176,8 +176,8 @@ inline void AdjointStep(int64_t N, const T* __restrict gy, const T* __restrict d
 #if defined(__AVX512F__)
 // AdjointStep for f32 with AVX-512 when N is a multiple of 16: the same operations in the same order
 // (the multiply-adds GCC contracts the loop above into), with the dB / dC terms summed in registers
-// as they are made (rows in natural order through cpu::HalvesOf ... TotalsOf: the same tree, so the
-// same bits) instead of stored and reloaded.
+// as they are made (cpu::SumsOf16Rows: the same tree, so the same bits) instead of stored and
+// reloaded.
 inline void AdjointStep16(int64_t N, const float* gy_t, const float* dt_t, const float* dtx_t,
                           const float* B_t, const float* C_t, const float* es, const float* h_t,
                           const float* h_prev, const float* ats, float* carrys, float* das, float* sum_gb,
@@ -198,32 +198,10 @@ inline void AdjointStep16(int64_t N, const float* gy_t, const float* dt_t, const
     _mm512_storeu_ps(carrys + o, ge);
   };
   for (int64_t n0 = 0; n0 < N; n0 += 16) {
-    __m512 wb[2], wc[2];
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) {
-      __m512 zb[2], zc[2];
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q) {
-        __m512 yb[2], yc[2];
-#pragma GCC unroll 2
-        for (int p = 0; p < 2; ++p) {
-          __m512 b0, c0, b1, c1;
-          const int64_t n = n0 + 8 * h + 4 * q + 2 * p;
-          state(n, b0, c0);
-          state(n + 1, b1, c1);
-          yb[p] = cpu::HalvesOf(b0, b1);
-          yc[p] = cpu::HalvesOf(c0, c1);
-        }
-        zb[q] = cpu::QuartersOf(yb[0], yb[1]);
-        zc[q] = cpu::QuartersOf(yc[0], yc[1]);
-      }
-      wb[h] = cpu::PairsOf(zb[0], zb[1]);
-      wc[h] = cpu::PairsOf(zc[0], zc[1]);
-    }
-    const __m512 tb = cpu::NaturalOrderOfTotals(cpu::TotalsOf(wb[0], wb[1]));
-    const __m512 tc = cpu::NaturalOrderOfTotals(cpu::TotalsOf(wc[0], wc[1]));
-    _mm512_storeu_ps(pb_t + n0, _mm512_add_ps(_mm512_loadu_ps(pb_t + n0), tb));
-    _mm512_storeu_ps(pc_t + n0, _mm512_add_ps(_mm512_loadu_ps(pc_t + n0), tc));
+    __m512 sums[2];  // dB, dC terms of states n0 .. n0 + 15
+    cpu::SumsOf16Rows<2>([&](int n, __m512* rows) { state(n0 + n, rows[0], rows[1]); }, sums);
+    _mm512_storeu_ps(pb_t + n0, _mm512_add_ps(_mm512_loadu_ps(pb_t + n0), sums[0]));
+    _mm512_storeu_ps(pc_t + n0, _mm512_add_ps(_mm512_loadu_ps(pc_t + n0), sums[1]));
   }
   _mm512_storeu_ps(sum_gb, sgb);
   _mm512_storeu_ps(sum_ga, sga);
