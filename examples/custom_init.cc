@@ -1,8 +1,8 @@
 #include "examples/custom_init.h"
 
 #include "mimetic/core/status.h"
-#include "mimetic/experiments/config.h"
-#include "mimetic/experiments/sweep.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/config/sweep.h"
 
 namespace examples {
 

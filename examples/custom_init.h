@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "mimetic/experiments/experiment.pb.h"
-#include "mimetic/experiments/runner.h"
+#include "mimetic/experiments/config/experiment.pb.h"
+#include "mimetic/experiments/runner/runner.h"
 
 namespace examples {
 

@@ -5,7 +5,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "examples/custom_init.h"
-#include "mimetic/experiments/run_flags.h"
+#include "mimetic/experiments/runner/run_flags.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);

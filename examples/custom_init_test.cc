@@ -7,7 +7,7 @@
 #include "examples/orthogonal_bc.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "mimetic/experiments/config.h"
+#include "mimetic/experiments/config/config.h"
 #include "mimetic/init/registry.h"
 #include "mimetic/models/proj_layout.h"
 

@@ -6,7 +6,7 @@
 
 #include "google/protobuf/text_format.h"
 #include "mimetic/core/status.h"
-#include "mimetic/experiments/config.h"
+#include "mimetic/experiments/config/config.h"
 #include "mimetic/init/checkpoint_names.h"
 #include "mimetic/init/mimetic.h"
 #include "mimetic/init/pretrained.h"

@@ -9,7 +9,7 @@
 #include "google/protobuf/text_format.h"
 #include "mimetic/core/random.h"
 #include "mimetic/core/status.h"
-#include "mimetic/experiments/config.h"
+#include "mimetic/experiments/config/config.h"
 #include "mimetic/init/model_digest.h"
 #include "mimetic/models/attention_maps.h"
 #include "mimetic/models/lm.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "mimetic/experiments/experiment.pb.h"
+#include "mimetic/experiments/config/experiment.pb.h"
 #include "mimetic/init/transform.h"
 
 namespace examples {

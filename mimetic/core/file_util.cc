@@ -9,16 +9,35 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace mimetic::core {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr char kTempInfix[] = ".tmp.";
+
+// Removes "." and empty parts and folds ".." into its parent; `path` is
+// absolute.
+std::string NormaliseAbsolute(const std::string& path) {
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  return absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
 
 }  // namespace
 
@@ -138,6 +157,63 @@ absl::Status WriteFileAtomically(const std::string& path, absl::Span<const absl:
   }
   if (!status.ok()) ::unlink(tmp.c_str());
   return status;
+}
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string AbsolutePath(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return NormaliseAbsolute(path);
+  char buffer[4096];
+  const char* cwd = ::getcwd(buffer, sizeof(buffer));
+  return NormaliseAbsolute(absl::StrCat(cwd != nullptr ? cwd : "/", "/", path));
+}
+
+std::string RelativePath(const std::string& from_dir, const std::string& target) {
+  const std::vector<std::string> from = absl::StrSplit(AbsolutePath(from_dir), '/', absl::SkipEmpty());
+  const std::vector<std::string> to = absl::StrSplit(AbsolutePath(target), '/', absl::SkipEmpty());
+  size_t common = 0;
+  while (common < from.size() && common < to.size() && from[common] == to[common]) ++common;
+  std::vector<std::string> parts(from.size() - common, "..");
+  parts.insert(parts.end(), to.begin() + common, to.end());
+  return parts.empty() ? "." : absl::StrJoin(parts, "/");
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  return core::WriteFileAtomically(path, {absl::string_view(text)});
+}
+
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return absl::NotFoundError(absl::StrCat("cannot read '", path, "': no such file"));
+  if (!fs::is_regular_file(st)) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot read '", path, "': not a regular file"));
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(errno, absl::StrCat("cannot read '", path, "'"));
+  std::string text;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = ErrnoError(errno, absl::StrCat("cannot read '", path, "'"));
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace mimetic::core

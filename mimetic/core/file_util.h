@@ -1,11 +1,13 @@
-// File helpers for everything that writes to disk, in one place: errno as a Status, mkdir -p,
-// complete writes, and atomic replacement of a file (write a temporary, fsync, close, rename), with
-// every step checked so that a full disk or a failed close is an error and never a silent
-// truncation.
+// File and path helpers for everything that reads or writes disk, in one place: errno as a Status, mkdir -p,
+// path pieces, whole-file reads, complete writes, and atomic replacement of a file (write a temporary, fsync,
+// close, rename), with every step checked so that a full disk or a failed close is an error and never a
+// silent truncation. (Child processes are core/subprocess.h.)
 //
 //   RETURN_IF_ERROR(core::MakeDirs("runs/copy/tb"));
-//   RETURN_IF_ERROR(core::WriteFileAtomically("runs/copy/summary.md", {header, rows}));
+//   RETURN_IF_ERROR(core::WriteTextFile("runs/copy/summary.md", table));
+//   ASSIGN_OR_RETURN(std::string text, core::ReadTextFile("runs/copy/sweep.textproto"));
 //   RETURN_IF_ERROR(core::SyncDir("runs/copy"));   // make the rename itself durable
+//   std::string link = core::RelativePath("runs/paper", "runs/fig1/figure.png");  // "../fig1/figure.png"
 #ifndef MIMETIC_CORE_FILE_UTIL_H_
 #define MIMETIC_CORE_FILE_UTIL_H_
 
@@ -32,6 +34,24 @@ absl::Status SyncDir(const std::string& dir);
 
 // The directory part of `path`: "a/b" for "a/b/c", "." for "c", "/" for "/c".
 std::string DirName(const std::string& path);
+// "a/b/c.png" -> "c.png" (the counterpart of DirName).
+std::string BaseName(const std::string& path);
+// `path` made absolute against the current directory and normalised lexically ("." and ".." parts and
+// repeated slashes removed); symbolic links are not resolved.
+std::string AbsolutePath(const std::string& path);
+// The path of `target` relative to the directory `from_dir` ("../fig1/figure.png"), both made absolute first;
+// a link a document in `from_dir` can use.
+std::string RelativePath(const std::string& from_dir, const std::string& target);
+// Whether `path` is a regular file (following symbolic links).
+bool FileExists(const std::string& path);
+
+// The whole of a small text file (configs, results, summaries). NotFound when `path` does not exist;
+// FailedPrecondition when it is not a regular file (a directory or a FIFO, which would otherwise hang or
+// mislead).
+absl::StatusOr<std::string> ReadTextFile(const std::string& path);
+// WriteFileAtomically of one string: a failed write (a full disk, say) returns an error and leaves the old
+// file as it was.
+absl::Status WriteTextFile(const std::string& path, const std::string& text);
 
 // A file descriptor closed on scope exit; Close() reports the close's own result.
 class ScopedFd {

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -157,6 +158,41 @@ TEST(DirNameTest, Cases) {
   EXPECT_EQ(DirName("a/b/c"), "a/b");
   EXPECT_EQ(DirName("c"), ".");
   EXPECT_EQ(DirName("/c"), "/");
+}
+
+TEST(PathTest, Pieces) {
+  EXPECT_EQ(BaseName("a/b/c.png"), "c.png");
+  EXPECT_EQ(AbsolutePath("/a//b/./c/../d"), "/a/b/d");
+  EXPECT_EQ(AbsolutePath("/.."), "/");
+  EXPECT_EQ(RelativePath("/runs/paper", "/runs/fig1/figure.png"), "../fig1/figure.png");
+  EXPECT_EQ(RelativePath("/runs/paper", "/runs/paper/a.png"), "a.png");
+  EXPECT_EQ(RelativePath("/runs/paper/", "/runs/paper"), ".");
+  EXPECT_EQ(RelativePath("/x/y", "/z.png"), "../../z.png");
+  char cwd[4096];
+  ASSERT_NE(::getcwd(cwd, sizeof(cwd)), nullptr);
+  EXPECT_EQ(AbsolutePath("q/r"), AbsolutePath(absl::StrCat(cwd, "/q/r")));
+  EXPECT_EQ(RelativePath("runs/paper", "runs/fig2/figure.png"), "../fig2/figure.png");
+}
+
+TEST(FilesTest, FileExists) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/file_exists") + "/deep/er";
+  ASSERT_TRUE(core::MakeDirs(dir).ok());
+  EXPECT_FALSE(FileExists(dir));  // a directory is not a file
+  const std::string file = dir + "/file.txt";
+  EXPECT_FALSE(FileExists(file));
+  ASSERT_TRUE(WriteTextFile(file, "x").ok());
+  EXPECT_TRUE(FileExists(file));
+}
+
+TEST(TextFileTest, ReadsBackWhatWasWrittenAndRefusesNonFiles) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/text_file");
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(WriteTextFile(dir + "/a.txt", "one\ntwo\n").ok());
+  absl::StatusOr<std::string> text = ReadTextFile(dir + "/a.txt");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(*text, "one\ntwo\n");
+  EXPECT_EQ(ReadTextFile(dir + "/absent.txt").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadTextFile(dir).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

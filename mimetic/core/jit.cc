@@ -9,25 +9,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "mimetic/core/jit_plan.h"
 #include "mimetic/core/op.h"
 #include "mimetic/core/trace.h"
 
 namespace mimetic::core {
 namespace {
-
-// Where a value comes from in a recorded graph.
-struct ValueRef {
-  enum Kind : uint8_t { kInput, kNode, kConst };
-  Kind kind;
-  int index;       // input slot, node index or constant index
-  int output = 0;  // output number for kNode
-};
-
-struct Node {
-  OpPtr op;
-  std::vector<ValueRef> inputs;
-  std::vector<TensorMeta> outputs;
-};
 
 // Records every primitive call into a graph over the function's inputs.
 class GraphBuilder : public Tracer {
@@ -79,40 +66,6 @@ std::string Signature(absl::Span<const Tensor> inputs) {
 }
 
 }  // namespace
-
-struct Jit::Plan {
-  std::vector<Node> nodes;
-  std::vector<Tensor> constants;
-  std::vector<ValueRef> outputs;
-  // For each node output: the buffer slot it is written to (or, for views, aliases).
-  // slot >= 0: intermediate buffer; slot < 0: -(k+1) = output buffer k.
-  std::vector<std::vector<int>> slot;
-  // View outputs whose source is a graph input or a constant: source ref instead of a slot.
-  std::vector<std::vector<bool>> view_of_external;
-  std::vector<std::shared_ptr<Storage>> buffers;
-  std::vector<std::vector<std::shared_ptr<Storage>>> output_buffers;  // [k] = {A, B}
-  std::vector<TensorMeta> output_metas;
-  JitPlanStats stats;
-
-  // CUDA graph replay (see jit.h). graph_eligible: every input and every computing node is on
-  // CUDA and the hooks are registered. staging[i]: fixed copy of input i (null when no node reads
-  // it); graph_outputs[k]: fixed buffer of output k (null where output_buffers[k] is empty).
-  bool any_cuda = false;  // some computing node runs on CUDA (it then needs the runtime's stream)
-  bool graph_eligible = false;
-  std::vector<std::shared_ptr<Storage>> staging;
-  std::vector<std::shared_ptr<Storage>> graph_outputs;
-  void* graph_exec = nullptr;  // cudaGraphExec_t, captured on the first replay
-  bool graph_failed = false;   // capture failed once: replay kernel by kernel from then on
-  std::string graph_error;
-
-  Plan() = default;
-  Plan(const Plan&) = delete;
-  Plan& operator=(const Plan&) = delete;
-  ~Plan() {
-    if (graph_exec != nullptr && GetCudaGraphHooks().destroy != nullptr)
-      GetCudaGraphHooks().destroy(graph_exec);
-  }
-};
 
 Jit::Jit(JitFn fn, std::string name) : fn_(std::move(fn)), name_(std::move(name)) {}
 Jit::~Jit() = default;
@@ -558,54 +511,6 @@ absl::StatusOr<std::vector<Tensor>> Jit::operator()(absl::Span<const Tensor> inp
     // Capture failed (plan.graph_failed): fall through to kernel-by-kernel replay.
   }
   return ReplayNodes(plan, inputs, out_storage, name_, profiling_ ? &profile_ : nullptr);
-}
-
-std::string Jit::ProfileReport() const {
-  std::vector<std::pair<double, std::string>> rows;
-  double total = 0;
-  for (const auto& [name, entry] : profile_.entries) {
-    rows.emplace_back(entry.second, name);
-    total += entry.second;
-  }
-  std::sort(rows.rbegin(), rows.rend());
-  std::string out;
-  for (const auto& [seconds, name] : rows) {
-    absl::StrAppend(&out, absl::StrFormat("  %-36s %8d calls %10.1f ms %5.1f%%\n", name,
-                                          profile_.entries.at(name).first, seconds * 1e3,
-                                          total > 0 ? 100 * seconds / total : 0.0));
-  }
-  return out;
-}
-
-std::string Jit::DebugString() const {
-  if (last_ == nullptr) return absl::StrCat(name_, ": not traced yet");
-  std::string out =
-      absl::StrCat(name_, ": ", last_->stats.num_nodes, " nodes, ", last_->stats.num_buffers, " buffers, ",
-                   last_->stats.planned_bytes, " planned bytes (eager ", last_->stats.unplanned_bytes, ")\n");
-  if (last_->graph_eligible) {
-    absl::StrAppend(
-        &out, "  replay: ",
-        last_->graph_exec != nullptr
-            ? "one CUDA graph"
-            : (last_->graph_failed
-                   ? absl::StrCat("kernel by kernel (CUDA graph capture failed: ", last_->graph_error, ")")
-                   : std::string("CUDA graph, captured on the first replay")),
-        "\n");
-  }
-  for (size_t i = 0; i < last_->nodes.size(); ++i) {
-    const Node& node = last_->nodes[i];
-    absl::StrAppend(&out, "  %", i, " = ", node.op->name(), "(");
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const ValueRef& r = node.inputs[k];
-      absl::StrAppend(&out, k ? ", " : "",
-                      r.kind == ValueRef::kInput ? "in" : (r.kind == ValueRef::kConst ? "const" : "%"),
-                      r.index, r.kind == ValueRef::kNode && r.output ? absl::StrCat(".", r.output) : "");
-    }
-    absl::StrAppend(&out, ") -> ");
-    for (const TensorMeta& m : node.outputs) absl::StrAppend(&out, m.DebugString(), " ");
-    absl::StrAppend(&out, "\n");
-  }
-  return out;
 }
 
 }  // namespace mimetic::core

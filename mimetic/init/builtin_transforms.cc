@@ -1,8 +1,8 @@
-// The built-in init transforms, registered by name (registry.h) exactly as a user's transform is:
-// with MIMETIC_REGISTER_INIT_TRANSFORM in a library built with alwayslink = 1 (//mimetic/init:registry).
-// The parameter names are the field names of the config messages MimeticInit and GammaInit
-// (mimetic/experiments/experiment.proto), so `init { mimetic { c: 4 } }` and
-// `init { named { name: "mimetic" params { key: "c" value: "4" } } }` are one transform.
+// The built-in init transforms, registered by name (registry.h) exactly as a user's transform is: with
+// MIMETIC_REGISTER_INIT_TRANSFORM in a library built with alwayslink = 1 (//mimetic/init:registry). The
+// parameter names are the field names of the config messages MimeticInit and GammaInit
+// (mimetic/experiments/config/experiment.proto), so `init { mimetic { c: 4 } }` and `init { named { name:
+// "mimetic" params { key: "c" value: "4" } } }` are one transform.
 //
 // Ranges: c > 0 (c ≤ 0 would not give A ≈ 1; the paper picks c from {2, 4, 8}, §3), up to 100, past
 // which exp(-c A_log) underflows to 0 in f32 for every A_log ≥ 1 anyway; the Δ bias within ±20

@@ -1,0 +1,77 @@
+#include "mimetic/core/subprocess.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "mimetic/core/file_util.h"
+
+extern char** environ;
+
+namespace mimetic::core {
+
+absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
+                                         const std::string& install_hint) {
+  if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("RunProgram: no program given");
+  // Checked here: a failed chdir inside posix_spawn reports ENOENT, indistinguishable from "no program".
+  struct stat st;
+  if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot run '", argv[0], "': directory '", cwd, "' does not exist"));
+  }
+  // The output goes to an unlinked temporary file rather than a pipe: no reader thread, no deadlock when the
+  // program writes more than a pipe holds.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string log_template =
+      absl::StrCat(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp", "/mimetic_run_XXXXXX");
+  const int log_fd = ::mkstemp(log_template.data());
+  if (log_fd < 0) return ErrnoError(errno, absl::StrCat("creating a temporary file '", log_template, "'"));
+  ::unlink(log_template.c_str());
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    ::close(log_fd);
+    if (rc == ENOENT) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", argv[0], "' was not found on PATH",
+          install_hint.empty() ? std::string() : absl::StrCat("; install it (", install_hint, ")")));
+    }
+    return ErrnoError(rc, absl::StrCat("starting '", argv[0], "' in '", cwd, "'"));
+  }
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0) {
+    if (errno != EINTR) {
+      const int err = errno;
+      ::close(log_fd);
+      return ErrnoError(err, absl::StrCat("waiting for '", argv[0], "'"));
+    }
+  }
+  ProgramResult result;
+  result.exit_code = WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : WEXITSTATUS(wstatus);
+  ::lseek(log_fd, 0, SEEK_SET);
+  char buffer[65536];
+  ssize_t n = 0;
+  while ((n = ::read(log_fd, buffer, sizeof(buffer))) > 0)
+    result.output.append(buffer, static_cast<size_t>(n));
+  ::close(log_fd);
+  return result;
+}
+
+}  // namespace mimetic::core

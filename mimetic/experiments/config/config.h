@@ -1,0 +1,47 @@
+// Experiment configs: load a text-format Experiment, apply command-line overrides, validate every
+// field before anything runs, and turn the parts into the library's values (task, transforms,
+// optimizer, schedule).
+//
+//   ASSIGN_OR_RETURN(Experiment e, LoadExperiment("mimetic/experiments/configs/copy.textproto",
+//                                                 {"train.lr=5e-4", "seeds=[1,2]"}));
+//   ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e.task()));
+#ifndef MIMETIC_EXPERIMENTS_CONFIG_H_
+#define MIMETIC_EXPERIMENTS_CONFIG_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mimetic/data/task.h"
+#include "mimetic/experiments/config/experiment.pb.h"
+#include "mimetic/init/transform.h"
+#include "mimetic/train/schedule.h"
+#include "mimetic/train/train_step.h"
+
+namespace mimetic::experiments {
+
+// Parses `text` (protobuf text format); unknown fields and syntax errors name the line and field.
+absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
+// Reads `path`, parses it, applies `overrides` ("a.b.c=value"; repeated fields take "[v1, v2]"),
+// validates the experiment and every point of its sweep (sweep.h). The result is NOT resolved (model
+// specs keep default_layer / layer_overrides) so that sweep axes over model fields still apply;
+// PointExperiment resolves each point. Every problem is an InvalidArgument naming the field.
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::vector<std::string>& overrides);
+// One override "train.lr=5e-4" (or "model.default_layer.mamba2.d_state=32", "eval.lengths=[50,100]",
+// "variants[custom].init[0].named.params[c]=4": a map entry by its key, added when absent).
+absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment);
+// Checks every field against its range; resolves model specs in place.
+absl::Status ValidateExperiment(Experiment* experiment);
+
+absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec);
+// Default init followed by the variant's transforms.
+absl::StatusOr<init::Transform> MakeTransform(const Variant& variant);
+// The variant's model spec (its own, or the experiment's).
+const models::ModelSpec& VariantModel(const Experiment& e, const Variant& v);
+train::OptimizerConfig MakeOptimizerConfig(const TrainSpec& t);
+train::Schedule MakeSchedule(const TrainSpec& t);
+
+}  // namespace mimetic::experiments
+
+#endif  // MIMETIC_EXPERIMENTS_CONFIG_H_

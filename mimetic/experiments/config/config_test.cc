@@ -1,0 +1,200 @@
+#include "mimetic/experiments/config/config.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+namespace mimetic::experiments {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kBase[] = R"pb(
+  name: "t"
+  model {
+    vocab_size: 12
+    d_model: 16
+    n_layer: 2
+    default_layer { mamba2 { d_state: 8 headdim: 8 } }
+  }
+  variants { name: "default" }
+  variants {
+    name: "mimetic"
+    init { mimetic {} }
+  }
+  task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
+  train { steps: 10 batch_size: 4 }
+  eval { lengths: [ 6, 12 ] }
+  seeds: [ 1 ]
+)pb";
+
+TaskSpec ParseTaskSpec(const std::string& text) {
+  TaskSpec t;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &t)) << text;
+  return t;
+}
+
+absl::Status Check(const std::vector<std::string>& overrides) {
+  Experiment e = ParseExperiment(kBase).value();
+  for (const std::string& o : overrides) RETURN_IF_ERROR(ApplyOverride(o, &e));
+  return ValidateExperiment(&e);
+}
+
+TEST(ConfigTest, TheShippedCopyConfigIsValid) {
+  absl::StatusOr<Experiment> e = LoadExperiment("mimetic/experiments/configs/copy.textproto", {});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->name(), "copy");
+  // Kept unresolved, so that sweep axes over model fields still apply; every point resolves.
+  EXPECT_EQ(e->model().layers_size(), 0);
+  EXPECT_EQ(e->model().n_layer(), 2);
+}
+
+TEST(ConfigTest, EveryShippedConfigIsValid) {
+  for (const char* name : {"copy", "mqar", "sort", "stack_copy_layer4"}) {
+    absl::StatusOr<Experiment> e =
+        LoadExperiment(std::string("mimetic/experiments/configs/") + name + ".textproto", {});
+    EXPECT_TRUE(e.ok()) << name << ": " << e.status();
+  }
+}
+
+TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
+  Experiment e = ParseExperiment(kBase).value();
+  ASSERT_TRUE(ApplyOverride("train.lr=5e-4", &e).ok());
+  ASSERT_TRUE(ApplyOverride("seeds=[3, 4, 5]", &e).ok());
+  ASSERT_TRUE(ApplyOverride("model.default_layer.mamba2.d_state=4", &e).ok());
+  ASSERT_TRUE(ApplyOverride("name=other", &e).ok());
+  EXPECT_EQ(e.train().lr(), 5e-4);
+  EXPECT_EQ(e.seeds_size(), 3);
+  EXPECT_EQ(e.model().default_layer().mamba2().d_state(), 4);
+  EXPECT_EQ(e.name(), "other");
+  EXPECT_TRUE(ValidateExperiment(&e).ok());
+}
+
+TEST(ConfigTest, AZeroVocabSizeIsTheTasksTokenCount) {
+  Experiment e = ParseExperiment(kBase).value();
+  ASSERT_TRUE(ApplyOverride("model.vocab_size=0", &e).ok());
+  ASSERT_TRUE(ApplyOverride("task.copy.vocab=100", &e).ok());
+  ASSERT_TRUE(ValidateExperiment(&e).ok());
+  EXPECT_EQ(e.model().vocab_size(), 104);  // 100 content tokens + BOS, SEP, EOS, PAD
+  // A set vocab_size is kept, and one too small for the task is still refused.
+  EXPECT_THAT(Check({"model.vocab_size=50", "task.copy.vocab=100"}).message(), HasSubstr("model.vocab_size"));
+}
+
+TEST(ConfigTest, TheGammaPapersTasksAreConfigs) {
+  // Composite function: train split, evaluated on the held-out pair 43 of the test split.
+  EXPECT_TRUE(Check({"model.vocab_size=0", "task={ composite { } }", "eval.lengths=[8]",
+                     "eval.task={ composite { split: \"test\" only_unseen_pair: true } }"})
+                  .ok());
+  absl::StatusOr<std::unique_ptr<data::Task>> c = MakeTask(ParseTaskSpec("composite { split: \"test\" }"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->model_vocab(), 111);  // labels up to 110 (composite.h)
+  absl::StatusOr<std::unique_ptr<data::Task>> inv =
+      MakeTask(ParseTaskSpec("inverse_sequence { n_layers: 3 split: \"ood\" }"));
+  ASSERT_TRUE(inv.ok()) << inv.status();
+  EXPECT_EQ((*inv)->seq_len(), 23 + 3 * 3);
+  // Words outside their lists name the field and the words.
+  EXPECT_THAT(MakeTask(ParseTaskSpec("composite { split: \"dev\" }")).status().message(),
+              HasSubstr("task.composite.split = \"dev\"; expected one of \"test\", \"train\""));
+  EXPECT_THAT(MakeTask(ParseTaskSpec("inverse_sequence { split: \"x\" }")).status().message(),
+              HasSubstr("\"ood\""));
+  EXPECT_THAT(
+      Check({"model.vocab_size=0", "task={ composite { } }", "eval.task={ composite { seq_len: 2 } }"})
+          .message(),
+      HasSubstr("eval.task"));
+}
+
+TEST(ConfigTest, MimeticConstantsAreNotRoundedToFloat) {
+  // Real-valued constants are doubles, as in the model spec: 0.1 must reach the init as written.
+  std::string text = kBase;
+  const std::string empty_mimetic = "mimetic {}";
+  text.replace(text.find(empty_mimetic), empty_mimetic.size(), "mimetic { w_delta_scale: 0.1 }");
+  absl::StatusOr<Experiment> parsed = ParseExperiment(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const Experiment& e = *parsed;
+  EXPECT_EQ(e.variants(1).init(0).mimetic().w_delta_scale(), 0.1);
+  EXPECT_EQ(e.variants(1).init(0).mimetic().c(), 8.0);
+}
+
+TEST(ConfigTest, BadInputIsRejectedNamingTheField) {
+  EXPECT_THAT(Check({"train.no_such=1"}).message(), HasSubstr("TrainSpec has no field 'no_such'"));
+  EXPECT_THAT(Check({"train.lr=abc"}).message(), HasSubstr("cannot set train.lr"));
+  EXPECT_THAT(Check({"task.copy.min_len=-3"}).message(), HasSubstr("min_len"));
+  EXPECT_THAT(Check({"task.copy.max_len=40"}).message(),
+              HasSubstr("context_len"));  // training length beyond context
+  EXPECT_THAT(Check({"model.vocab_size=5"}).message(), HasSubstr("model.vocab_size = 5"));
+  EXPECT_THAT(Check({"variants.0.name=x"}).message(), HasSubstr("not a singular message field"));
+  EXPECT_THAT(Check({"train.steps=0"}).message(), HasSubstr("train.steps = 0"));
+  EXPECT_THAT(Check({"eval.lengths=[]"}).message(), HasSubstr("eval.lengths"));
+  EXPECT_THAT(Check({"seeds=[]"}).message(), HasSubstr("seeds"));
+  EXPECT_THAT(Check({"device=tpu"}).message(), HasSubstr("device"));
+  EXPECT_THAT(Check({"train.schedule=warm"}).message(), HasSubstr("train.schedule"));
+  EXPECT_TRUE(Check({}).ok());
+}
+
+TEST(ConfigTest, InitTransformNamingAMissingLayerIsRejected) {
+  Experiment e = ParseExperiment(kBase).value();
+  e.mutable_variants(1)->mutable_init(0)->add_layers(7);
+  EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("variants[1].init.layers = 7"));
+}
+
+TEST(ConfigTest, UnknownFieldInAFileIsAParseErrorWithItsLine) {
+  const std::string path = ::testing::TempDir() + "/bad.textproto";
+  std::ofstream(path) << "name: \"x\"\nmodel { vocab_size: 3 }\nbogus_field: 1\n";
+  absl::Status s = LoadExperiment(path, {}).status();
+  EXPECT_THAT(s.message(), HasSubstr("line 3"));
+  EXPECT_THAT(s.message(), HasSubstr("bogus_field"));
+}
+
+TEST(ConfigTest, ValuesThatMadeARunMeaninglessAreRefusedNamingTheField) {
+  // The plainly invalid values that were accepted before the table of ranges (field_ranges.h).
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train.eps=inf", "train.eps"},
+      {"train.max_grad_norm=nan", "train.max_grad_norm"},
+      {"train.early_stop_accuracy=nan", "train.early_stop_accuracy"},
+      {"model.default_layer.mamba2.dt_init_floor=nan", "model.default_layer.mamba2.dt_init_floor"},
+      {"model.default_layer.mamba2.dt_init_floor=-1", "model.default_layer.mamba2.dt_init_floor"},
+      {"model.default_layer.mamba2.dt_max=inf", "model.default_layer.mamba2.dt_max"},
+      {"model.default_layer.mamba1.dt_init_floor=inf", "model.default_layer.mamba1.dt_init_floor"},
+      {"model.norm_eps=0", "model.norm_eps"},
+      {"model.initializer_range=-0.02", "model.initializer_range"},
+      {"variants[mimetic].init[0].mimetic.c=-1", "variants[1].init[0].mimetic.c"},
+      {"variants[mimetic].init[0].mimetic.delta_bias=-inf", "variants[1].init[0].mimetic.delta_bias"},
+      {"variants[mimetic].init[0].gamma.gamma=inf", "variants[1].init[0].gamma.gamma"},
+      {"eval.lengths=[6,6]", "eval.lengths"},
+      {"eval.map_length=-5", "eval.map_length"},
+      {"train.batch_size=2147483647", "train.batch_size"},
+      {"model.d_model=2147483647", "model.d_model"},
+  };
+  for (const auto& [set, field] : cases) {
+    absl::Status s = Check({set});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << set;
+    EXPECT_THAT(s.message(), HasSubstr(field + " = ")) << set;
+  }
+}
+
+TEST(ConfigTest, AMapLengthIsCheckedBeforeTraining) {
+  // It used to be checked only after training, when the attention maps (L x L per layer) were drawn.
+  absl::Status s = Check({"eval.map_length=100000"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("eval.map_length = 100000"));
+  EXPECT_TRUE(Check({"eval.map_length=12"}).ok());
+}
+
+TEST(ConfigTest, AConfigThatIsNoFileIsAClearErrorWithoutWaiting) {
+  const std::string dir = ::testing::TempDir();
+  const std::string empty = dir + "/empty.textproto", fifo = dir + "/fifo.textproto";
+  std::ofstream(empty) << "  \n";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_THAT(LoadExperiment(empty, {}).status().message(), HasSubstr("is empty"));
+  EXPECT_THAT(LoadExperiment(dir, {}).status().message(), HasSubstr("not a regular file"));
+  // Opening a FIFO for reading would block until a writer came: refused before opening it.
+  EXPECT_THAT(LoadExperiment(fifo, {}).status().message(), HasSubstr("not a regular file"));
+  EXPECT_EQ(LoadExperiment(dir + "/missing.textproto", {}).status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace mimetic::experiments

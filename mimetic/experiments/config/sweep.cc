@@ -1,0 +1,179 @@
+#include "mimetic/experiments/config/sweep.h"
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/status.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/config/names.h"
+
+namespace mimetic::experiments {
+namespace {
+
+bool AppliesTo(const SweepAxis& axis, const std::string& variant) {
+  if (axis.variants().empty()) return true;
+  for (const std::string& v : axis.variants()) {
+    if (v == variant) return true;
+  }
+  return false;
+}
+
+std::string ValueName(const SweepAxis& axis, int i) {
+  return axis.value_names_size() > 0 ? axis.value_names(i) : axis.values(i);
+}
+
+// A sweep error: "config: <field>: <what>".
+absl::Status SweepError(const std::string& field, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("config: ", field, ": ", what));
+}
+
+// The sweep's own fields: non-empty, names usable as directory names, no duplicates.
+absl::Status ValidateSweep(const Experiment& e) {
+  std::set<std::string> variants;
+  for (int i = 0; i < e.variants_size(); ++i) {
+    const std::string& name = e.variants(i).name();
+    RETURN_IF_ERROR(CheckSafeName(absl::StrCat("variants[", i, "].name"), name));
+    if (!variants.insert(name).second) {
+      return SweepError(absl::StrCat("variants[", i, "].name"),
+                        absl::StrCat("\"", name,
+                                     "\" is used by two variants; they would "
+                                     "share one run directory"));
+    }
+  }
+  if (!e.seeds().empty()) RETURN_IF_ERROR(CheckDistinctSeeds(e.seeds()));
+  std::set<std::string> axis_names;
+  for (int a = 0; a < e.sweep().axes_size(); ++a) {
+    const SweepAxis& axis = e.sweep().axes(a);
+    const std::string at = absl::StrCat("sweep.axes[", a, "]");
+    if (axis.fields().empty())
+      return SweepError(at + ".fields", "[]; expected at least one field path, e.g. \"train.lr\"");
+    if (axis.values().empty()) return SweepError(at + ".values", "[]; expected at least one value");
+    const std::string name = AxisName(axis);
+    RETURN_IF_ERROR(CheckSafeName(at + ".name", name));
+    if (!axis_names.insert(name).second) {
+      return SweepError(at + ".name",
+                        absl::StrCat("'", name, "' names two axes; give one of them another `name`"));
+    }
+    if (axis.value_names_size() > 0 && axis.value_names_size() != axis.values_size()) {
+      return SweepError(at + ".value_names",
+                        absl::StrCat(axis.value_names_size(), " names for ", axis.values_size(),
+                                     " values; expected one name per value or none"));
+    }
+    std::set<std::string> seen;
+    for (int i = 0; i < axis.values_size(); ++i) {
+      const std::string vn = ValueName(axis, i);
+      // A value that cannot be a directory needs a value_names entry that can.
+      if (absl::Status bad = CheckSafeName(at + (axis.value_names_size() > 0 ? ".value_names" : ".values"), vn);
+          !bad.ok()) {
+        return axis.value_names_size() > 0
+                   ? bad
+                   : absl::InvalidArgumentError(absl::StrCat(bad.message(), "; or give the axis value_names"));
+      }
+      if (!seen.insert(vn).second)
+        return SweepError(at + ".values", absl::StrCat("'", vn, "' appears twice"));
+    }
+    for (const std::string& v : axis.variants()) {
+      if (variants.count(v) == 0) {
+        return SweepError(at + ".variants", absl::StrCat("no variant is named '", v,
+                                                         "'; variants are: ", absl::StrJoin(variants, ", ")));
+      }
+    }
+  }
+  if (e.sweep().select_length() != 0) {
+    bool found = false;
+    for (int len : e.eval().lengths()) found = found || len == e.sweep().select_length();
+    if (!found) {
+      return SweepError("sweep.select_length",
+                        absl::StrCat(e.sweep().select_length(), " is not one of eval.lengths"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string AxisName(const SweepAxis& axis) {
+  if (!axis.name().empty()) return axis.name();
+  if (axis.fields().empty()) return "";
+  std::vector<std::string> parts = absl::StrSplit(axis.fields(0), '.');
+  return parts.back();
+}
+
+bool IsLearningRateAxis(const SweepAxis& axis) {
+  for (const std::string& f : axis.fields()) {
+    if (f == "train.lr") return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<GridPoint>> ExpandGrid(const Experiment& e) {
+  RETURN_IF_ERROR(ValidateSweep(e));
+  std::vector<GridPoint> grid;
+  for (uint64_t seed : e.seeds()) {
+    for (const Variant& v : e.variants()) {
+      std::vector<int> axes;  // the axes that apply to this variant
+      for (int a = 0; a < e.sweep().axes_size(); ++a) {
+        if (AppliesTo(e.sweep().axes(a), v.name())) axes.push_back(a);
+      }
+      // Odometer over the applicable axes, the last axis fastest.
+      std::vector<int> at(axes.size(), 0);
+      while (true) {
+        GridPoint p;
+        p.index = static_cast<int>(grid.size());
+        p.variant = v.name();
+        p.seed = seed;
+        std::vector<std::string> dir_parts;
+        for (size_t k = 0; k < axes.size(); ++k) {
+          const SweepAxis& axis = e.sweep().axes(axes[k]);
+          p.axes.push_back({AxisName(axis), ValueName(axis, at[k])});
+          dir_parts.push_back(absl::StrCat(AxisName(axis), "=", ValueName(axis, at[k])));
+          for (const std::string& f : axis.fields())
+            p.overrides.push_back(absl::StrCat(f, "=", axis.values(at[k])));
+        }
+        p.dir = absl::StrCat("points/", v.name(), "/",
+                             dir_parts.empty() ? "" : absl::StrJoin(dir_parts, ",") + "/", "seed", seed);
+        grid.push_back(std::move(p));
+        int k = static_cast<int>(axes.size()) - 1;
+        while (k >= 0 && ++at[k] == e.sweep().axes(axes[k]).values_size()) at[k--] = 0;
+        if (k < 0) break;
+      }
+    }
+  }
+  // Validate each distinct configuration once (seeds do not change what is valid).
+  std::set<std::string> checked;
+  for (const GridPoint& p : grid) {
+    const std::string key = absl::StrCat(p.variant, "|", absl::StrJoin(p.overrides, "|"));
+    if (!checked.insert(key).second) continue;
+    absl::StatusOr<Experiment> one = PointExperiment(e, p);
+    if (!one.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sweep point ", p.dir, ": ", one.status().message()));
+    }
+  }
+  return grid;
+}
+
+absl::StatusOr<Experiment> PointExperiment(const Experiment& e, const GridPoint& point) {
+  Experiment one = e;
+  for (const std::string& o : point.overrides) RETURN_IF_ERROR(ApplyOverride(o, &one));
+  Variant variant;
+  bool found = false;
+  for (const Variant& v : one.variants()) {
+    if (v.name() == point.variant) {
+      variant = v;
+      found = true;
+    }
+  }
+  if (!found) return absl::NotFoundError(absl::StrCat("sweep point: no variant named '", point.variant, "'"));
+  one.clear_variants();
+  *one.add_variants() = variant;
+  one.clear_seeds();
+  one.add_seeds(point.seed);
+  one.clear_sweep();
+  RETURN_IF_ERROR(ValidateExperiment(&one));
+  return one;
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,140 @@
+#include "mimetic/experiments/config/sweep.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mimetic/experiments/config/config.h"
+
+namespace mimetic::experiments {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Experiment Base() {
+  return ParseExperiment(R"pb(
+           name: "s"
+           model {
+             vocab_size: 12
+             d_model: 16
+             n_layer: 2
+             default_layer { mamba2 { d_state: 8 headdim: 8 } }
+           }
+           variants { name: "default" }
+           variants {
+             name: "mimetic"
+             init { mimetic {} }
+           }
+           task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
+           train { steps: 4 batch_size: 2 }
+           eval { lengths: [ 6, 12 ] }
+           seeds: [ 1, 2 ]
+         )pb")
+      .value();
+}
+
+SweepAxis* AddAxis(Experiment* e, const std::string& field, std::vector<std::string> values) {
+  SweepAxis* a = e->mutable_sweep()->add_axes();
+  a->add_fields(field);
+  for (const std::string& v : values) a->add_values(v);
+  return a;
+}
+
+TEST(SweepTest, WithoutAxesTheGridIsVariantsTimesSeeds) {
+  std::vector<GridPoint> grid = ExpandGrid(Base()).value();
+  ASSERT_EQ(grid.size(), 4u);
+  EXPECT_EQ(grid[0].dir, "points/default/seed1");
+  EXPECT_EQ(grid[1].dir, "points/mimetic/seed1");
+  EXPECT_EQ(grid[3].dir, "points/mimetic/seed2");
+  for (size_t i = 0; i < grid.size(); ++i) EXPECT_EQ(grid[i].index, static_cast<int>(i));
+}
+
+TEST(SweepTest, AxesMultiplyInOrderAndCanBeRestrictedToVariants) {
+  Experiment e = Base();
+  AddAxis(&e, "train.lr", {"1e-3", "5e-4", "1e-4"});
+  SweepAxis* c = AddAxis(&e, "variants[mimetic].init[0].mimetic.c", {"2", "8"});
+  c->add_variants("mimetic");
+  std::vector<GridPoint> grid = ExpandGrid(e).value();
+  // Per seed: default 3 rates + mimetic 3 rates x 2 values of c.
+  ASSERT_EQ(grid.size(), 2u * (3 + 6));
+  EXPECT_EQ(grid[0].dir, "points/default/lr=1e-3/seed1");
+  EXPECT_EQ(grid[3].dir, "points/mimetic/lr=1e-3,c=2/seed1");
+  EXPECT_EQ(grid[4].dir, "points/mimetic/lr=1e-3,c=8/seed1");
+  EXPECT_THAT(grid[4].overrides, ElementsAre("train.lr=1e-3", "variants[mimetic].init[0].mimetic.c=8"));
+  EXPECT_THAT(grid[4].axes, ElementsAre(AxisValue{"lr", "1e-3"}, AxisValue{"c", "8"}));
+  Experiment one = PointExperiment(e, grid[4]).value();
+  ASSERT_EQ(one.variants_size(), 1);
+  EXPECT_EQ(one.variants(0).name(), "mimetic");
+  EXPECT_EQ(one.variants(0).init(0).mimetic().c(), 8.0);  // exact: a double
+  EXPECT_DOUBLE_EQ(one.train().lr(), 1e-3);
+  EXPECT_THAT(one.seeds(), ElementsAre(1u));
+  EXPECT_FALSE(one.has_sweep());
+}
+
+TEST(SweepTest, ModelFieldAxesApplyBeforeTheSpecIsResolved) {
+  Experiment e = Base();
+  AddAxis(&e, "model.default_layer.mamba2.d_state", {"8", "16"})->set_name("N");
+  std::vector<GridPoint> grid = ExpandGrid(e).value();
+  ASSERT_EQ(grid.size(), 8u);
+  EXPECT_EQ(grid[1].dir, "points/default/N=16/seed1");
+  Experiment one = PointExperiment(e, grid[1]).value();
+  ASSERT_EQ(one.model().layers_size(), 2);  // resolved
+  EXPECT_EQ(one.model().layers(1).mamba2().d_state(), 16);
+}
+
+TEST(SweepTest, MessageValuesNeedShortNames) {
+  Experiment e = Base();
+  SweepAxis* a = AddAxis(&e, "model.default_layer",
+                         {"{ mamba1 { d_state: 8 } }", "{ mamba2 { d_state: 8 headdim: 8 } }"});
+  a->set_name("arch");
+  EXPECT_THAT(ExpandGrid(e).status().message(), HasSubstr("a name that can be a directory"));
+  EXPECT_THAT(ExpandGrid(e).status().message(), HasSubstr("give the axis value_names"));
+  a->add_value_names("mamba1");
+  a->add_value_names("mamba2");
+  std::vector<GridPoint> grid = ExpandGrid(e).value();
+  EXPECT_EQ(grid[0].dir, "points/default/arch=mamba1/seed1");
+  EXPECT_TRUE(PointExperiment(e, grid[0]).value().model().layers(0).has_mamba1());
+}
+
+TEST(SweepTest, BadSweepsAreRefusedNamingTheAxis) {
+  auto error = [](std::function<void(Experiment*)> edit) {
+    Experiment e = Base();
+    edit(&e);
+    return std::string(ExpandGrid(e).status().message());
+  };
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.nonsense", {"1"}); }),
+              HasSubstr("TrainSpec has no field 'nonsense'"));
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.lr", {}); }),
+              HasSubstr("sweep.axes[0].values: []"));
+  EXPECT_THAT(error([](Experiment* e) { e->mutable_sweep()->add_axes()->add_values("1"); }),
+              HasSubstr("sweep.axes[0].fields: []"));
+  EXPECT_THAT(error([](Experiment* e) {
+                AddAxis(e, "train.lr", {"1e-3", "1e-3"});
+              }),
+              HasSubstr("appears twice"));
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.lr", {"2"}); }), HasSubstr("train.lr = 2"));
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.lr", {"1e-3"})->add_variants("nope"); }),
+              HasSubstr("no variant is named 'nope'"));
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "variants[7].name", {"x"}); }), HasSubstr("out of range"));
+  EXPECT_THAT(error([](Experiment* e) { e->mutable_sweep()->set_select_length(99); }),
+              HasSubstr("not one of eval.lengths"));
+  EXPECT_THAT(error([](Experiment* e) {
+                AddAxis(e, "train.lr", {"1e-3"});
+                AddAxis(e, "eval.lr", {"1e-3"})->set_name("lr");
+              }),
+              HasSubstr("names two axes"));
+}
+
+TEST(SweepTest, DuplicateVariantNamesSeedsAndEscapingNamesAreRefused) {
+  Experiment e = Base();
+  e.mutable_variants(1)->set_name("default");
+  EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("share one run directory"));
+  e = Base();
+  e.add_seeds(1);
+  EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("1 appears twice"));
+  e = Base();
+  e.mutable_variants(0)->set_name("../outside");
+  EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("variants[0].name"));
+}
+
+}  // namespace
+}  // namespace mimetic::experiments

@@ -1,0 +1,126 @@
+#include "mimetic/experiments/figures/figure.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mimetic/core/file_util.h"
+#include "mimetic/experiments/config/config.h"
+
+namespace mimetic::experiments {
+
+FigureDef MakeFig1();
+FigureDef MakeFig2();
+FigureDef MakeFig3();
+FigureDef MakeFig4();
+FigureDef MakeFig5();
+FigureDef MakeFig6();
+FigureDef MakeFig7();
+FigureDef MakeFig8();
+FigureDef MakeFig9();
+FigureDef MakeFig10();
+FigureDef MakeFig11();
+FigureDef MakeGammaFigure();
+FigureDef MakeTransferFigure();
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string SetupLine(const Experiment& e, const PreparedTeacher& teacher) {
+  std::string lengths = absl::StrJoin(e.eval().lengths(), ", ");
+  const std::string note = teacher.description.empty() ? "" : absl::StrCat(". ", teacher.description);
+  return absl::StrCat(e.variants_size(), " variant(s), ", e.seeds_size(), " seed(s), ", e.train().steps(),
+                      " steps, batch ", e.train().batch_size(), ", evaluated at lengths ", lengths,
+                      e.sweep().axes().empty() ? "" : absl::StrCat(", sweep axes: ", e.sweep().axes_size()),
+                      "; config: sweep.textproto in the run directory", note);
+}
+
+}  // namespace
+
+const std::vector<FigureDef>& Figures() {
+  static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
+      MakeFig1(), MakeFig2(), MakeFig3(),  MakeFig4(),  MakeFig5(),        MakeFig6(),          MakeFig7(),
+      MakeFig8(), MakeFig9(), MakeFig10(), MakeFig11(), MakeGammaFigure(), MakeTransferFigure()};
+  return *figures;
+}
+
+absl::StatusOr<const FigureDef*> FindFigure(const std::string& id) {
+  std::vector<std::string> ids;
+  for (const FigureDef& f : Figures()) {
+    if (f.id == id) return &f;
+    ids.push_back(f.id);
+  }
+  return absl::NotFoundError(absl::StrCat("no figure '", id, "'; figures are: ", absl::StrJoin(ids, ", ")));
+}
+
+std::string PresetPath(const std::string& figure, const std::string& preset) {
+  return absl::StrCat("mimetic/experiments/figures/", figure, "/", preset, ".textproto");
+}
+
+absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string& figure,
+                                      const std::string& preset, const std::vector<std::string>& overrides) {
+  if (std::find(kPresets.begin(), kPresets.end(), preset) == kPresets.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--preset=", preset, " does not exist; presets are: ", absl::StrJoin(kPresets, ", ")));
+  }
+  RETURN_IF_ERROR(FindFigure(figure).status());
+  return LoadExperiment((fs::path(root) / PresetPath(figure, preset)).string(), overrides);
+}
+
+absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
+                                       const Experiment& experiment, const RunOptions& options,
+                                       std::optional<SlurmSubmission>* submitted) {
+  FigureRun run;
+  run.preset = preset;
+  ASSIGN_OR_RETURN(run.teacher, PrepareTeacher(experiment, options));
+  run.experiment = run.teacher.experiment;
+  ASSIGN_OR_RETURN(run.summary, RunExperiment(run.experiment, options));
+  const fs::path dir(run.summary.run_dir);
+  ReportFigure out;
+  out.id = def.id;
+  out.title = def.title;
+  out.preset = preset;
+  out.note = run.teacher.description;
+  if (run.summary.submitted.has_value()) {
+    // Handed to Slurm: nothing to draw or judge until the points finish (then --aggregate).
+    const std::string& job = run.summary.submitted->job_id;
+    out.status = job.empty() ? "not submitted" : absl::StrCat("submitted as Slurm job ", job);
+    if (submitted != nullptr) *submitted = run.summary.submitted;
+    return out;
+  }
+  out.summary_csv_path = (dir / "summary.csv").string();
+  out.claims_md_path = (dir / "claims.md").string();
+  // Training time: every process that trained a point, by its own clock, summed (not the wall clock
+  // of a --jobs run, which overlaps them), plus this one's drawing.
+  for (const RunResult& r : run.summary.runs) out.wall_seconds += r.finished ? r.result.seconds() : 0;
+  if (run.teacher.run.has_value()) out.wall_seconds += run.teacher.run->result.seconds();
+  std::vector<std::string> problems;
+  if (!run.summary.aggregate.unfinished.empty()) {
+    problems.push_back(absl::StrCat(run.summary.aggregate.unfinished.size(), " grid points not finished"));
+  }
+  if (options.plots) {
+    absl::StatusOr<Figure> figure = def.draw(run);
+    absl::Status drawn = figure.ok() ? RenderFigure((dir / "figure.png").string(), *figure) : figure.status();
+    if (drawn.ok()) {
+      out.png_path = (dir / "figure.png").string();
+    } else {
+      problems.push_back(absl::StrCat("figure not drawn: ", drawn.message()));
+    }
+  }
+  absl::StatusOr<std::vector<Claim>> claims = def.claims(run);
+  if (claims.ok()) {
+    out.claims = *claims;
+  } else {
+    out.claims.push_back(Claim{def.id + ".all", def.title, std::string(claims.status().message()),
+                               Verdict::kNotTested, "the claims could not be computed from this run"});
+  }
+  RETURN_IF_ERROR(core::WriteTextFile(
+      out.claims_md_path,
+      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims)));
+  out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");
+  return out;
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,197 @@
+#include "mimetic/experiments/figures/figure_common.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/init/transform.h"
+#include "mimetic/ops/shape/shape.h"
+#include "mimetic/train/checkpoint.h"
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<Series> SeedCurves(const Group& g, int length, bool token) {
+  std::vector<Series> out;
+  for (const RunResult* r : g.runs) {
+    Series s;
+    for (const EvalPoint& p : r->result.curve()) {
+      for (const LengthAccuracy& a : p.accuracy()) {
+        if (a.length() != length) continue;
+        s.xs.push_back(static_cast<double>(p.step()));
+        s.ys.push_back(token ? a.token() : a.exact());
+      }
+    }
+    if (!s.xs.empty()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<const Group*> GetGroup(const FigureRun& run, const std::string& label) {
+  if (const Group* g = FindGroup(run.summary.aggregate, label)) return g;
+  std::vector<std::string> labels;
+  for (const Group& g : run.summary.aggregate.groups) labels.push_back(g.Label());
+  return absl::NotFoundError(absl::StrCat("no finished runs of '", label, "' (finished: ",
+                                          labels.empty() ? "none" : absl::StrJoin(labels, "; "), ")"));
+}
+
+absl::StatusOr<Band> GroupBand(const Group& group, int length, const std::string& name, bool dotted,
+                               int color, bool token) {
+  std::vector<Series> seeds = SeedCurves(group, length, token);
+  if (seeds.empty())
+    return absl::NotFoundError(absl::StrCat(group.Label(), " has no curve at length ", length));
+  ASSIGN_OR_RETURN(Band b, MeanBandOfSeeds(name, seeds));
+  b.dotted = dotted;
+  b.color = color;
+  return b;
+}
+
+absl::StatusOr<CurvePanel> AccuracyPanel(const FigureRun& run, const std::string& title,
+                                         const std::vector<std::string>& labels,
+                                         const std::vector<int>& lengths, bool token) {
+  CurvePanel panel;
+  panel.title = title;
+  panel.xlabel = "step";
+  panel.ylabel = token ? "per-token accuracy" : "exact-string accuracy";
+  panel.y_min = 0;
+  panel.y_max = 1;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    ASSIGN_OR_RETURN(const Group* g, GetGroup(run, labels[i]));
+    for (size_t k = 0; k < lengths.size(); ++k) {
+      ASSIGN_OR_RETURN(Band b, GroupBand(*g, lengths[k], absl::StrCat(labels[i], " @", lengths[k]), k == 0,
+                                         static_cast<int>(i), token));
+      panel.bands.push_back(std::move(b));
+    }
+  }
+  return panel;
+}
+
+std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold) {
+  absl::StatusOr<Band> b = GroupBand(group, length, "", false, 0);
+  if (!b.ok()) return std::nullopt;
+  for (size_t i = 0; i < b->xs.size(); ++i) {
+    if (std::isfinite(b->mean[i]) && b->mean[i] >= threshold) return static_cast<int64_t>(b->xs[i]);
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
+                                      const models::ModelSpec& spec) {
+  const core::Key key = core::Key::FromSeed(seed);
+  ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e.task()));
+  // The example the point's own plots use (point_run.cc).
+  const int64_t len = e.eval().map_length() > 0 ? e.eval().map_length() : e.eval().lengths(0);
+  ASSIGN_OR_RETURN(data::EvalBatch eb,
+                   task->SampleEval(core::FoldIn(core::FoldIn(key, "eval"), "map"), 1, len));
+  core::Tensor tokens = eb.batch.tokens;
+  FinalMaps out;
+  out.length = eb.lengths.empty() ? len : eb.lengths[0];
+  if (!eb.answer_positions.empty() && !eb.answer_positions[0].empty()) {
+    out.paste_start = eb.answer_positions[0].front();
+    const int64_t end = std::min<int64_t>(eb.answer_positions[0].back() + 2, tokens.dim(1));
+    tokens = ops::Slice(tokens, 1, 0, end);
+  }
+  ASSIGN_OR_RETURN(out.maps, models::ComputeAllLayerMaps(params, spec, tokens, 0));
+  return out;
+}
+
+absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point) {
+  ASSIGN_OR_RETURN(Experiment e, PointExperiment(run.experiment, point.point));
+  const Variant& v = e.variants(0);
+  const core::Key key = core::Key::FromSeed(point.point.seed);
+  ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
+  ASSIGN_OR_RETURN(init::Model model,
+                   init::MakeModel(VariantModel(e, v), transform, core::FoldIn(key, "init")));
+  const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
+  ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
+  return ComputeMaps(e, point.point.seed, ckpt.state.params, model.spec);
+}
+
+double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {
+  const int64_t L = map.length;
+  int64_t hits = 0, rows = 0;
+  for (int64_t p = paste_start; p < std::min(paste_start + length, L); ++p) {
+    int64_t best = -1;
+    double best_v = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j <= p; ++j) {
+      // The largest positive weight: a strongly negative entry (as linear attention has for the
+      // most recent tokens) is not where the layer copies from.
+      const double v = map.map[p * L + j];
+      if (std::isfinite(v) && v > best_v) {
+        best_v = v;
+        best = j;
+      }
+    }
+    ++rows;
+    hits += best >= 0 && std::abs(best - (p - length)) <= 2 ? 1 : 0;
+  }
+  return rows == 0 ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(hits) / rows;
+}
+
+double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b) {
+  const int64_t L = std::min(a.length, b.length);
+  double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+  int64_t n = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    for (int64_t j = 0; j <= i; ++j) {
+      const double x = std::abs(a.map[i * a.length + j]), y = std::abs(b.map[i * b.length + j]);
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      sa += x;
+      sb += y;
+      saa += x * x;
+      sbb += y * y;
+      sab += x * y;
+      ++n;
+    }
+  }
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double cov = sab / n - (sa / n) * (sb / n);
+  const double va = saa / n - (sa / n) * (sa / n), vb = sbb / n - (sb / n) * (sb / n);
+  if (va <= 0 || vb <= 0) return std::numeric_limits<double>::quiet_NaN();
+  return cov / std::sqrt(va * vb);
+}
+
+Stat FinalStat(const Group& group, int length, bool token) {
+  const auto& m = token ? group.token : group.exact;
+  auto it = m.find(length);
+  return it == m.end() ? Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0} : it->second;
+}
+
+Band StatBand(const std::string& name, const std::vector<std::pair<double, Stat>>& points, int color,
+              bool dotted) {
+  Band b;
+  b.name = name;
+  b.color = color;
+  b.dotted = dotted;
+  for (const auto& [x, s] : points) {
+    b.xs.push_back(x);
+    b.mean.push_back(s.mean);
+    b.lo.push_back(s.mean - s.se);
+    b.hi.push_back(s.mean + s.se);
+  }
+  return b;
+}
+
+std::pair<std::string, int> TaskAndLength(const std::string& value_name) {
+  size_t i = 0;
+  while (i < value_name.size() && absl::ascii_isalpha(value_name[i])) ++i;
+  int l = 0;
+  if (i == 0 || !absl::SimpleAtoi(value_name.substr(i), &l)) return {"", 0};
+  return {value_name.substr(0, i), l};
+}
+
+std::string Describe(const std::string& label, const Stat& s) {
+  return absl::StrCat(label, " ", FormatStat(s), " (n=", s.n, ")");
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,80 @@
+// Pieces the figures share: accuracy curves of a group as a band over seeds, a final model and its
+// attention maps, the "sharp look-behind" score of a map, and statistics for claims.
+//
+//   ASSIGN_OR_RETURN(Band b, GroupBand(*group, 50, "mimetic @50", /*dotted=*/true, /*color=*/1));
+//   ASSIGN_OR_RETURN(FinalMaps maps, ComputeFinalMaps(run, *group->runs[0]));
+//   double s = LookBehindScore(maps.maps[3], maps.paste_start, maps.length);
+#ifndef MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
+#define MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mimetic/experiments/figures/figure.h"
+#include "mimetic/models/attention_maps.h"
+
+namespace mimetic::experiments {
+
+// The group with this label, or NotFound naming the labels there are.
+absl::StatusOr<const Group*> GetGroup(const FigureRun& run, const std::string& label);
+
+// The group's exact (or, `token`, per-token) accuracy at `length` against step, mean ± standard error
+// over its seeds.
+absl::StatusOr<Band> GroupBand(const Group& group, int length, const std::string& name, bool dotted,
+                               int color, bool token = false);
+
+// A panel of accuracy against step: for each label, a dotted line at `lengths[0]` (the training
+// length) and solid lines at the others, one colour per label.
+absl::StatusOr<CurvePanel> AccuracyPanel(const FigureRun& run, const std::string& title,
+                                         const std::vector<std::string>& labels,
+                                         const std::vector<int>& lengths, bool token = false);
+
+// A band through (x, mean ± standard error) points, in the order given: a statistic against an axis
+// value (state size, vocabulary, training length, γ) rather than against step.
+Band StatBand(const std::string& name, const std::vector<std::pair<double, Stat>>& points, int color,
+              bool dotted = false);
+template <typename Key>
+Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int color, bool dotted = false) {
+  return StatBand(name, std::vector<std::pair<double, Stat>>(by_x.begin(), by_x.end()), color, dotted);
+}
+
+// The first evaluated step at which the group's mean accuracy at `length` reaches `threshold`.
+std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);
+
+// Every layer's attention map and average mask of a finished point's final model, on the example
+// the point's own plots use (its eval key, length eval.map_length or the first eval length).
+struct FinalMaps {
+  std::vector<models::LayerMap> maps;
+  int64_t paste_start = 0;  // the token index of the separator before the paste (copy tasks)
+  int64_t length = 0;       // the string's length
+};
+absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point);
+// The same example's maps for any model (e.g. a teacher checkpoint, Fig. 11), `e` a point experiment.
+absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
+                                      const models::ModelSpec& spec);
+
+// How sharply a layer looks back at the token it must copy (forward copy, `$ s | s .`): the fraction
+// of paste positions p (paste_start <= p < paste_start + length; at p the model predicts the source
+// token at p - length) whose largest (most positive) map entry lies within 2 tokens of p - length. 1 = every
+// paste position attends to its source; a layer that only sees the recent past scores ~0.
+double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length);
+
+// Pearson correlation of two maps over their lower triangles (NaN when either is constant).
+double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b);
+
+// A task axis value name "<task><L>" split into the task and its training length: "copy64" -> {"copy",
+// 64}, "mqar128" -> {"mqar", 128}; {"", 0} when the name has no such form (Figs. 8 and 9 name their
+// task values so).
+std::pair<std::string, int> TaskAndLength(const std::string& value_name);
+
+// "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
+Stat FinalStat(const Group& group, int length, bool token = false);
+std::string Describe(const std::string& label, const Stat& s);
+
+}  // namespace mimetic::experiments
+
+#endif  // MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_

@@ -1,0 +1,254 @@
+// The paper's figures as targets:
+//   tools/bazel run //mimetic/experiments:fig1 [-- --preset=cpu|paper|smoke --jobs=2 --set field=value]
+//   tools/bazel run //mimetic/experiments:paper     (every figure, then runs/paper/report.md and .html)
+// Each figure runs its preset's sweep (resumable), then writes runs/<name>/figure.png, claims.md,
+// summary.csv and per-point logs; with --launcher=slurm it submits the sweep as a job array instead,
+// and --aggregate draws it once the elements have finished. `--help` lists the flags.
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/file_util.h"
+#include "mimetic/core/status.h"
+#include "mimetic/experiments/config/checkpoint_init.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/figures/figure.h"
+#include "mimetic/experiments/runner/run_flags.h"
+#include "mimetic/experiments/runner/stop_signal.h"
+#include "mimetic/experiments/runner/threads.h"
+
+ABSL_FLAG(std::string, figure, "",
+          "the figure to run (fig1 ... fig11, gamma, transfer), or \"all\" for every figure and the report");
+ABSL_FLAG(
+    std::string, preset, "cpu",
+    "cpu: sized for 2 CPU cores; paper: the paper's sizes, steps, seeds and learning-rate sweep (for a GPU); "
+    "smoke: seconds, for tests");
+ABSL_FLAG(
+    std::string, pretrained, "",
+    "local safetensors file(s) of the published checkpoints a preset reads (Figs. 10, 11 at --preset=paper): "
+    "/path/model.safetensors, or state-spaces/mamba-130m=/path/a.safetensors,state-spaces/mamba-370m=/path/"
+    "b.safetensors; without it such a preset says which file to fetch and from where");
+ABSL_FLAG(std::string, output_dir, "runs",
+          "where run directories go (relative: to where `bazel run` started)");
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The repository root as the binary sees it: its runfiles (bazel run / bazel test) or the current
+// directory (a checkout).
+std::string FindRoot() {
+  std::vector<std::string> candidates;
+  if (const char* r = std::getenv("RUNFILES_DIR")) candidates.push_back(std::string(r) + "/mimetic");
+  if (const char* t = std::getenv("TEST_SRCDIR")) candidates.push_back(std::string(t) + "/mimetic");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(self.string() + ".runfiles/mimetic");
+  candidates.push_back(".");
+  for (const std::string& c : candidates) {
+    if (fs::exists(fs::path(c) / PresetPath("fig1", "cpu"), ec)) return c;
+  }
+  return ".";
+}
+
+// --pretrained as overrides of the preset's entries (checkpoint_init.h), read from the unvalidated preset.
+absl::StatusOr<std::vector<std::string>> PretrainedFileOverrides(const std::string& root,
+                                                                 const std::string& id,
+                                                                 const std::string& preset,
+                                                                 const std::string& flag) {
+  ASSIGN_OR_RETURN(std::string text, core::ReadTextFile((fs::path(root) / PresetPath(id, preset)).string()));
+  ASSIGN_OR_RETURN(Experiment e, ParseExperiment(text));
+  return PretrainedPathOverrides(e, flag);
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  return 1;
+}
+
+// A figure that did not run or failed, in its place in the report.
+ReportFigure Missing(const FigureDef& def, const std::string& preset, const std::string& why) {
+  ReportFigure missing;
+  missing.id = def.id;
+  missing.title = def.title;
+  missing.preset = preset;
+  missing.status = why;
+  return missing;
+}
+
+// --figure: one id, a comma-separated list, or "all" (the paper's order).
+absl::StatusOr<std::vector<const FigureDef*>> SelectFigures(const std::string& which) {
+  std::vector<const FigureDef*> defs;
+  if (which == "all") {
+    for (const FigureDef& f : Figures()) defs.push_back(&f);
+    return defs;
+  }
+  for (const std::string& id : std::vector<std::string>(absl::StrSplit(which, ','))) {
+    ASSIGN_OR_RETURN(const FigureDef* d, FindFigure(id));
+    defs.push_back(d);
+  }
+  return defs;
+}
+
+// The figures whose presets loaded and validated (every one before anything
+// runs), their experiments, and those skipped for a published checkpoint nobody
+// gave.
+struct LoadedPresets {
+  std::vector<const FigureDef*> defs;
+  std::vector<Experiment> experiments;
+  std::vector<ReportFigure> skipped;
+};
+
+absl::StatusOr<LoadedPresets> LoadPresets(const std::vector<const FigureDef*>& defs,
+                                          const std::string& preset,
+                                          const std::vector<std::string>& overrides) {
+  const std::string root = FindRoot();
+  const std::string pretrained = absl::GetFlag(FLAGS_pretrained);
+  bool pretrained_used = false;
+  LoadedPresets loaded;
+  for (const FigureDef* d : defs) {
+    std::vector<std::string> sets = overrides;
+    sets.insert(sets.begin(), absl::StrCat("output_dir=", absl::GetFlag(FLAGS_output_dir)));
+    bool has_file = false;
+    if (!pretrained.empty()) {
+      // The preset's published-model entries get the local file (before validation, which needs it).
+      absl::StatusOr<std::vector<std::string>> files =
+          PretrainedFileOverrides(root, d->id, preset, pretrained);
+      if (files.ok()) {
+        sets.insert(sets.end(), files->begin(), files->end());
+        pretrained_used = has_file = true;
+      } else if (defs.size() == 1) {
+        return files.status();
+      }
+    }
+    absl::StatusOr<Experiment> e = LoadPreset(root, d->id, preset, sets);
+    if (!e.ok()) {
+      const absl::Status named(e.status().code(),
+                               absl::StrCat(d->id, " --preset=", preset, ": ", e.status().message()));
+      // With several figures asked for (`all`), one that reads a published model nobody gave does not
+      // stop the others (a researcher on a GPU without the files still gets the rest); it is named now,
+      // before anything runs, in the report, and in the exit status.
+      if (defs.size() == 1 || has_file || !PretrainedFileOverrides(root, d->id, preset, "any").ok())
+        return named;
+      std::cerr << "skipped: " << named.message() << "\n";
+      loaded.skipped.push_back(Missing(*d, preset, absl::StrCat("not run: ", named.message())));
+      continue;
+    }
+    ResolveOutputDir(&*e);
+    loaded.experiments.push_back(*e);
+    loaded.defs.push_back(d);
+  }
+  if (loaded.defs.empty()) return absl::FailedPreconditionError("no figure can run (see the lines above)");
+  if (!pretrained.empty() && !pretrained_used) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pretrained=", pretrained, ": none of these presets reads a published checkpoint"));
+  }
+  return loaded;
+}
+
+// Runs each loaded figure in turn, appending its result (or why it failed) to
+// `report`. Returns the number of failures, or the exit status 128 + n when a
+// stop signal arrived.
+int RunFigures(const LoadedPresets& loaded, const std::string& preset, const RunOptions& options,
+               std::vector<ReportFigure>* report, bool* stopped) {
+  int failures = 0;
+  for (size_t i = 0; i < loaded.defs.size(); ++i) {
+    const FigureDef& def = *loaded.defs[i];
+    std::cerr << "== " << def.title << " (preset " << preset << ") ==\n";
+    std::optional<SlurmSubmission> submitted;
+    absl::StatusOr<ReportFigure> r = RunFigure(def, preset, loaded.experiments[i], options, &submitted);
+    if (const int signo = StopSignalOf(r.status()); signo != 0) {
+      std::cerr << def.id << ": " << r.status().message() << "\n";
+      *stopped = true;
+      return 128 + signo;
+    }
+    if (!r.ok()) {
+      std::cerr << "error: " << def.id << ": " << r.status().message()
+                << "\n(finished points are kept; running the same command "
+                   "again resumes)\n";
+      ++failures;
+      report->push_back(Missing(def, preset, absl::StrCat("failed: ", r.status().message())));
+      continue;
+    }
+    if (submitted.has_value()) {
+      std::cout << SubmissionMessage(*submitted, loaded.experiments[i].name(), options.slurm.dry_run);
+      continue;
+    }
+    std::cout << def.title << ": " << VerdictCountsLine(r->claims) << "\n  " << r->claims_md_path << "\n  "
+              << (r->png_path.empty() ? "(no figure: " + r->status + ")" : r->png_path) << "\n";
+    report->push_back(*r);
+  }
+  return failures;
+}
+
+// runs/paper/report.{md,html} (runs/paper_<preset>/ for other presets), figures
+// in the paper's order with skipped ones in their place.
+absl::Status WriteReportForAll(const std::string& output_dir, const std::string& preset,
+                               std::vector<ReportFigure> report) {
+  auto position = [](const ReportFigure& f) {
+    const std::vector<FigureDef>& all = Figures();
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].id == f.id) return i;
+    }
+    return all.size();
+  };
+  std::stable_sort(report.begin(), report.end(),
+                   [&](const ReportFigure& a, const ReportFigure& b) { return position(a) < position(b); });
+  const std::string dir = (fs::path(output_dir) / (preset == "cpu" ? "paper" : "paper_" + preset)).string();
+  RETURN_IF_ERROR(WriteReport(dir, absl::StrCat("mimetic: reproducing the paper (preset ", preset, ")"),
+                              MachineLine(), report));
+  std::cout << "report: " << dir << "/report.md and " << dir << "/report.html\n";
+  return absl::OkStatus();
+}
+
+int Main(const std::vector<std::string>& overrides) {
+  const std::string which = absl::GetFlag(FLAGS_figure);
+  const std::string preset = absl::GetFlag(FLAGS_preset);
+  if (which.empty())
+    return Fail(absl::InvalidArgumentError("--figure is required (fig1 ... fig11, gamma, transfer, or all)"));
+  InstallStopHandlers();  // SIGINT / SIGTERM: checkpoint, then exit 128 + n
+                          // (stop_signal.h)
+  absl::StatusOr<RunOptions> options = OptionsFromFlags();
+  if (!options.ok()) return Fail(options.status());
+  absl::StatusOr<std::vector<const FigureDef*>> defs = SelectFigures(which);
+  if (!defs.ok()) return Fail(defs.status());
+  absl::StatusOr<LoadedPresets> loaded = LoadPresets(*defs, preset, overrides);
+  if (!loaded.ok()) return Fail(loaded.status());
+  std::vector<ReportFigure> report = loaded->skipped;
+  bool stopped = false;
+  const int ran = RunFigures(*loaded, preset, *options, &report, &stopped);
+  if (stopped) return ran;
+  const int failures = static_cast<int>(loaded->skipped.size()) + ran;
+  if (which == "all" && options->launcher == RunOptions::Launcher::kSlurm && !options->aggregate_only) {
+    std::cout << "report: once the jobs have finished, the same command with --aggregate writes it\n";
+  } else if (which == "all") {
+    absl::Status s = WriteReportForAll(loaded->experiments[0].output_dir(), preset, report);
+    if (!s.ok()) return Fail(s);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
+
+int main(int argc, char** argv) {
+  mimetic::experiments::UseShortSpinWaits(argv);  // first: it may restart the process
+  std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
+  absl::SetProgramUsageMessage(
+      "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"
+      "usage: figure --figure=fig1 [--preset=cpu|paper|smoke] [--jobs=N | --launcher=slurm ...] "
+      "[--aggregate] [--set field=value ...]");
+  absl::ParseCommandLine(argc, argv);
+  if (mimetic::experiments::IsPointMode()) return mimetic::experiments::RunPointMode();
+  return mimetic::experiments::Main(overrides);
+}

@@ -1,0 +1,80 @@
+#include "mimetic/experiments/render/gnuplot.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "mimetic/core/file_util.h"
+#include "mimetic/core/subprocess.h"
+
+namespace mimetic::experiments {
+
+std::string GpQuote(const std::string& text) {
+  std::string flat = absl::StrReplaceAll(text, {{"'", "''"}, {"\n", " "}, {"\r", " "}});
+  return absl::StrCat("'", flat, "'");
+}
+
+std::string GpNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%.17g", v) : "NaN"; }
+
+std::string PngPreamble(const std::string& png_name, int width, int height, bool truecolor) {
+  return absl::StrCat("if (!exists(\"outfile\")) outfile = ", GpQuote(png_name), "\n",
+                      // GPVAL_TERMINALS is the list `set terminal` prints, space-separated with
+                      // spaces at both ends.
+                      "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n  set terminal "
+                      "pngcairo size ",
+                      width, ",", height, " noenhanced font 'sans,10'\n} else {\n  set terminal png ",
+                      truecolor ? "truecolor " : "", "size ", width, ",", height,
+                      " noenhanced\n}\nset output outfile\n");
+}
+
+bool ProgramOnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", program);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status RunGnuplotToPng(const std::string& gnuplot, const std::string& script_name,
+                             const std::string& dir, const std::string& png_path, const std::string& where) {
+  const std::string tmp_name = core::BaseName(png_path) + ".tmp";
+  const std::string tmp_path = (dir == "/" ? "/" : dir + "/") + tmp_name;
+  absl::StatusOr<core::ProgramResult> run =
+      core::RunProgram({gnuplot, "-e", absl::StrCat("outfile=", GpQuote(tmp_name)), script_name}, dir,
+                       "Debian: gnuplot-nox; tools/bazel installs it");
+  if (!run.ok()) {
+    ::unlink(tmp_path.c_str());
+    return absl::Status(run.status().code(), absl::StrCat(where, ": ", run.status().message()));
+  }
+  struct stat st;
+  const bool drawn = ::stat(tmp_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+  if (run->exit_code != 0 || !drawn) {
+    ::unlink(tmp_path.c_str());
+    return absl::InternalError(absl::StrCat(
+        where, ": '", gnuplot, " ", script_name, "' in '", dir, "' ",
+        run->exit_code != 0 ? absl::StrCat("exited with status ", run->exit_code) : "wrote no image",
+        run->output.empty() ? std::string(" and printed nothing") : ":\n" + run->output.substr(0, 4000)));
+  }
+  if (std::rename(tmp_path.c_str(), png_path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_path.c_str());
+    return core::ErrnoError(err, absl::StrCat(where, ": renaming '", tmp_path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,138 @@
+#include "mimetic/experiments/results/claims.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "nlohmann/json.hpp"
+
+namespace mimetic::experiments {
+
+std::string VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kReproduced:
+      return "reproduced";
+    case Verdict::kPartly:
+      return "partly";
+    case Verdict::kNotReproduced:
+      return "not reproduced";
+    case Verdict::kNotTested:
+      return "not tested";
+  }
+  return "not tested";
+}
+
+bool ClearlyGreater(const Stat& a, const Stat& b, double margin) {
+  if (a.n == 0 || b.n == 0) return false;
+  const double diff = a.mean - b.mean;
+  return diff > margin && diff > 2 * std::sqrt(a.se * a.se + b.se * b.se);
+}
+
+bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
+  if (a.n == 0 || b.n == 0) return false;
+  const double diff = std::fabs(a.mean - b.mean);
+  return diff <= tolerance || diff <= 2 * std::sqrt(a.se * a.se + b.se * b.se);
+}
+
+Verdict Graded(bool reproduced, bool partly) {
+  if (reproduced) return Verdict::kReproduced;
+  return partly ? Verdict::kPartly : Verdict::kNotReproduced;
+}
+
+std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims) {
+  std::array<int, 4> counts{};
+  for (const Claim& claim : claims) ++counts[static_cast<size_t>(claim.verdict)];
+  return counts;
+}
+
+std::string VerdictCountsLine(const std::vector<Claim>& claims) {
+  const std::array<int, 4> counts = CountVerdicts(claims);
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
+    if (counts[i] > 0) parts.push_back(absl::StrCat(counts[i], " ", VerdictName(kAllVerdicts[i])));
+  }
+  return absl::StrCat(claims.size(), claims.size() == 1 ? " claim" : " claims",
+                      parts.empty() ? std::string() : absl::StrCat(": ", absl::StrJoin(parts, ", ")));
+}
+
+std::string MarkdownCell(const std::string& text) {
+  // '<' would open an HTML tag in a markdown renderer ("<strings>" vanishes); "\<" shows it.
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "\\<"}, {"\r\n", " "}, {"\n", " "}, {"\r", " "}});
+}
+
+std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
+                           const std::string& setup, const std::vector<Claim>& claims) {
+  std::string md =
+      absl::StrCat("# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
+                   "- Setup: ", MarkdownCell(setup), "\n", "- ", VerdictCountsLine(claims), "\n\n",
+                   "Each verdict is computed by code from this run's metrics with the rule "
+                   "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
+  if (claims.empty()) {
+    md += "No claims were evaluated for this figure.\n";
+    return md;
+  }
+  md += "| claim | paper | measured | verdict |\n|---|---|---|---|\n";
+  for (const Claim& c : claims) {
+    absl::StrAppend(&md, "| ", MarkdownCell(c.id), " | ", MarkdownCell(c.paper), " | ",
+                    MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
+  }
+  md += "\n## Rules\n\n";
+  for (const Claim& c : claims) {
+    absl::StrAppend(&md, "- `", MarkdownCell(c.id),
+                    "`: ", MarkdownCell(c.how.empty() ? "(no rule given)" : c.how), "\n");
+  }
+  return md;
+}
+
+absl::StatusOr<Verdict> ParseVerdict(const std::string& name) {
+  for (Verdict v : kAllVerdicts) {
+    if (VerdictName(v) == name) return v;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "verdict \"", name, "\" is not one of \"reproduced\", \"partly\", \"not reproduced\", \"not tested\""));
+}
+
+std::string ClaimsJson(const std::vector<Claim>& claims) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const Claim& c : claims) {
+    array.push_back({{"id", c.id},
+                     {"paper", c.paper},
+                     {"measured", c.measured},
+                     {"verdict", VerdictName(c.verdict)},
+                     {"how", c.how}});
+  }
+  // Invalid UTF-8 in a string becomes U+FFFD instead of throwing.
+  return array.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text) {
+  const nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return absl::InvalidArgumentError("claims JSON: not valid JSON");
+  if (!root.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("claims JSON: expected an array of claims, found JSON of type ", root.type_name()));
+  }
+  std::vector<Claim> claims;
+  for (size_t i = 0; i < root.size(); ++i) {
+    const nlohmann::json& item = root[i];
+    std::array<std::string, 5> fields;
+    constexpr std::array<const char*, 5> kNames = {"id", "paper", "measured", "verdict", "how"};
+    for (size_t f = 0; f < kNames.size(); ++f) {
+      if (!item.is_object() || !item.contains(kNames[f]) || !item[kNames[f]].is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("claims JSON: claim ", i, " has no string field \"", kNames[f], "\""));
+      }
+      fields[f] = item[kNames[f]].get<std::string>();
+    }
+    absl::StatusOr<Verdict> verdict = ParseVerdict(fields[3]);
+    if (!verdict.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("claims JSON: claim ", i, ": ", verdict.status().message()));
+    }
+    claims.push_back(Claim{fields[0], fields[1], fields[2], *verdict, fields[4]});
+  }
+  return claims;
+}
+
+}  // namespace mimetic::experiments

@@ -1,0 +1,77 @@
+// The paper's claims about one figure, what this run measured for each, and a verdict computed by code
+// from this run's metrics; rendered as the figure's claims.md, with the comparisons verdicts are decided
+// by (on stats.h's mean and standard error over seeds).
+//
+//   Stat mimetic = MeanSe(exact_at_100_mimetic), standard = MeanSe(exact_at_100_default);
+//   Claim c{"fig1.copy",
+//           "Fig. 1: mimetic init lets Mamba copy strings of length 100, default init does not",
+//           absl::StrCat("exact@100: mimetic ", FormatStat(mimetic), ", default ", FormatStat(standard)),
+//           Graded(ClearlyGreater(mimetic, standard, 0.2) && mimetic.mean >= 0.5,
+//                  ClearlyGreater(mimetic, standard, 0.05)),
+//           "reproduced: mimetic exact@100 > default + 0.2 (and 2 SE) and >= 0.5; partly: > default + 0.05"};
+//   RETURN_IF_ERROR(WriteTextFile("runs/fig1/claims.md",  // run_files.h
+//                                 ClaimsMarkdown("Fig. 1", "cpu", "4-layer Mamba 2, width 64", {c})));
+#ifndef MIMETIC_EXPERIMENTS_CLAIMS_H_
+#define MIMETIC_EXPERIMENTS_CLAIMS_H_
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "mimetic/experiments/results/stats.h"
+
+namespace mimetic::experiments {
+
+enum class Verdict { kReproduced, kPartly, kNotReproduced, kNotTested };
+inline constexpr std::array<Verdict, 4> kAllVerdicts = {Verdict::kReproduced, Verdict::kPartly,
+                                                        Verdict::kNotReproduced, Verdict::kNotTested};
+
+// "reproduced", "partly", "not reproduced", "not tested".
+std::string VerdictName(Verdict verdict);
+
+struct Claim {
+  std::string id;        // short and stable, e.g. "fig1.copy"
+  std::string paper;     // the paper's claim, quoted or paraphrased, with its figure
+  std::string measured;  // the numbers this run measured for it
+  Verdict verdict = Verdict::kNotTested;
+  std::string how;  // the rule the code applied, e.g. "mimetic exact@100 >= default + 0.2 and >= 0.5"
+};
+
+// a.mean exceeds b.mean by more than `margin` AND by more than two standard errors of the difference,
+// 2 * sqrt(a.se^2 + b.se^2). False when either has no values.
+bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
+
+// |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
+// cannot tell a and b apart. False when either has no values.
+bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
+
+// kReproduced when `reproduced`, else kPartly when `partly`, else kNotReproduced.
+Verdict Graded(bool reproduced, bool partly);
+
+// How many claims have each verdict, in kAllVerdicts order.
+std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims);
+// "5 claims: 2 reproduced, 1 partly, 1 not reproduced, 1 not tested" (verdicts with 0 left out).
+std::string VerdictCountsLine(const std::vector<Claim>& claims);
+
+// Markdown for claims.md: a header naming the figure, preset and setup; a table
+// claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
+// newlines become spaces, so any text keeps the table intact and shows as written.
+std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
+                           const std::string& setup, const std::vector<Claim>& claims);
+
+// `text` made safe for one markdown table cell.
+std::string MarkdownCell(const std::string& text);
+
+// The claims as data (claims.json beside claims.md), so the report can gather every figure's verdicts
+// without recomputing them: [{"id": ..., "paper": ..., "measured": ..., "verdict": "partly", "how": ...}].
+std::string ClaimsJson(const std::vector<Claim>& claims);
+// The inverse of ClaimsJson. InvalidArgument naming the claim's index and field for malformed JSON, a
+// missing or non-string field, or a verdict that is not one of VerdictName's words.
+absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text);
+// "reproduced" -> kReproduced, ...; InvalidArgument listing the four words otherwise.
+absl::StatusOr<Verdict> ParseVerdict(const std::string& name);
+
+}  // namespace mimetic::experiments
+
+#endif  // MIMETIC_EXPERIMENTS_CLAIMS_H_

@@ -1,0 +1,285 @@
+#include "mimetic/experiments/runner/runner.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/runner/threads.h"
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+Experiment Small(const std::string& dir, int steps) {
+  Experiment e =
+      ParseExperiment(R"pb(
+        name: "small"
+        model {
+          vocab_size: 12
+          d_model: 16
+          n_layer: 2
+          default_layer { mamba2 { d_state: 8 headdim: 8 } }
+        }
+        variants { name: "default" }
+        variants {
+          name: "mimetic"
+          init { mimetic {} }
+        }
+        task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
+        train { steps: 12 batch_size: 4 eval_every: 4 checkpoint_every: 4 log_every: 2 warmup_steps: 2 }
+        eval {
+          lengths: [ 6, 12 ]
+          batch_size: 8
+          num_batches: 1
+          final_batches: 1
+        }
+        seeds: [ 1 ]
+      )pb")
+          .value();
+  e.set_output_dir(dir);
+  e.mutable_train()->set_steps(steps);
+  Experiment check = e;
+  EXPECT_TRUE(ValidateExperiment(&check).ok());
+  return e;
+}
+
+std::string Read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RunOptions Quiet(std::ostream* sink) {
+  RunOptions o;
+  o.progress = sink;
+  o.plots = false;
+  return o;
+}
+
+TEST(RunnerTest, WritesEveryOutputAndTheSameSeedGivesIdenticalMetrics) {
+  const std::string a = ::testing::TempDir() + "/run_a", b = ::testing::TempDir() + "/run_b";
+  std::ostringstream log_a, log_b;
+  RunOptions oa = Quiet(&log_a);
+  oa.plots = true;
+  ExperimentSummary sa = RunExperiment(Small(a, 12), oa).value();
+  ExperimentSummary sb = RunExperiment(Small(b, 12), Quiet(&log_b)).value();
+  ASSERT_EQ(sa.runs.size(), 2u);
+  for (size_t i = 0; i < sa.runs.size(); ++i) {
+    EXPECT_TRUE(sa.runs[i].finished);
+    EXPECT_EQ(sa.runs[i].losses, sb.runs[i].losses);
+    EXPECT_EQ(sa.runs[i].result.final_size(), 2);
+    EXPECT_EQ(sa.runs[i].result.final(0).exact(), sb.runs[i].result.final(0).exact());
+    EXPECT_EQ(sa.runs[i].result.final(1).token(), sb.runs[i].result.final(1).token());
+    EXPECT_EQ(sa.runs[i].result.curve_size(), 3);  // steps 4, 8, 12
+  }
+  const fs::path dir = fs::path(a) / "small";
+  for (const char* f :
+       {"sweep.textproto", "summary.md", "summary.csv", "runs.csv", "plots/accuracy_len12.png"}) {
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  }
+  const fs::path point = dir / "points/mimetic/seed1";
+  for (const char* f : {"config.textproto", "metrics.jsonl", "result.textproto", "progress.textproto",
+                        "checkpoints/step_00000012.safetensors", "plots/mimetic_layer1_mask.png", "tb"}) {
+    EXPECT_TRUE(fs::exists(point / f)) << f;
+  }
+  EXPECT_THAT(Read(dir / "summary.md"), HasSubstr("| mimetic | 1 |"));
+  EXPECT_THAT(log_a.str(), HasSubstr("tok/s"));
+}
+
+// eval.task replaces the training task in evaluation only: naming the training task itself changes
+// nothing, another task changes the accuracies but not the training.
+TEST(RunnerTest, EvalTaskIsWhatEvaluationSamplesFrom) {
+  std::ostringstream sink;
+  Experiment plain = Small(::testing::TempDir() + "/eval_plain", 12);
+  Experiment same = Small(::testing::TempDir() + "/eval_same", 12);
+  *same.mutable_eval()->mutable_task() = same.task();
+  Experiment other = Small(::testing::TempDir() + "/eval_other", 12);
+  other.mutable_eval()->mutable_task()->mutable_copy()->set_vocab(2);
+  ExperimentSummary sp = RunExperiment(plain, Quiet(&sink)).value();
+  ExperimentSummary ss = RunExperiment(same, Quiet(&sink)).value();
+  ExperimentSummary so = RunExperiment(other, Quiet(&sink)).value();
+  ASSERT_EQ(sp.runs.size(), 2u);
+  bool any_differs = false;
+  for (size_t i = 0; i < sp.runs.size(); ++i) {
+    EXPECT_EQ(sp.runs[i].losses, ss.runs[i].losses);
+    EXPECT_EQ(sp.runs[i].losses, so.runs[i].losses);  // training is untouched
+    for (int k = 0; k < sp.runs[i].result.final_size(); ++k) {
+      EXPECT_EQ(sp.runs[i].result.final(k).token(), ss.runs[i].result.final(k).token());
+      any_differs = any_differs || sp.runs[i].result.final(k).token() != so.runs[i].result.final(k).token();
+    }
+  }
+  EXPECT_TRUE(any_differs) << "evaluating on copy with 2 letters gave the same accuracies as with 8";
+}
+
+TEST(RunnerTest, ResumeContinuesWithBitIdenticalLossesAndKeepsTheWholeCurve) {
+  const std::string full = ::testing::TempDir() + "/full", part = ::testing::TempDir() + "/part";
+  std::ostringstream sink;
+  ExperimentSummary uninterrupted = RunExperiment(Small(full, 12), Quiet(&sink)).value();
+  // Interrupt after 7 steps (checkpoints at 4 and 7), then run again: it resumes from step 7.
+  RunOptions interrupted = Quiet(&sink);
+  interrupted.step_budget = 7;
+  ExperimentSummary first = RunExperiment(Small(part, 12), interrupted).value();
+  EXPECT_FALSE(first.runs[0].finished);
+  EXPECT_THAT(first.table, HasSubstr("Not finished (2)"));
+  ExperimentSummary resumed = RunExperiment(Small(part, 12), Quiet(&sink)).value();
+  for (size_t i = 0; i < uninterrupted.runs.size(); ++i) {
+    std::vector<double> stitched = first.runs[i].losses;
+    stitched.insert(stitched.end(), resumed.runs[i].losses.begin(), resumed.runs[i].losses.end());
+    EXPECT_EQ(stitched, uninterrupted.runs[i].losses) << uninterrupted.runs[i].point.dir;
+    EXPECT_EQ(resumed.runs[i].losses.size(), 5u);
+    // The evaluation at step 4 (before the interruption) is still part of the curve.
+    ASSERT_EQ(resumed.runs[i].result.curve_size(), 3);
+    EXPECT_EQ(resumed.runs[i].result.curve(0).step(), 4);
+    EXPECT_EQ(resumed.runs[i].result.curve(0).accuracy(0).exact(),
+              uninterrupted.runs[i].result.curve(0).accuracy(0).exact());
+    EXPECT_EQ(resumed.runs[i].result.final(0).exact(), uninterrupted.runs[i].result.final(0).exact());
+  }
+  EXPECT_THAT(sink.str(), HasSubstr("resuming from step 7"));
+  // A third run finds every point finished and trains nothing.
+  ExperimentSummary again = RunExperiment(Small(part, 12), Quiet(&sink)).value();
+  EXPECT_TRUE(again.runs[0].finished);
+  EXPECT_TRUE(again.runs[0].losses.empty());
+}
+
+TEST(RunnerTest, ResumingIntoADirectoryOfAnotherExperimentIsRefused) {
+  const std::string dir = ::testing::TempDir() + "/other";
+  std::ostringstream sink;
+  ASSERT_TRUE(RunExperiment(Small(dir, 4), Quiet(&sink)).ok());
+  Experiment changed = Small(dir, 4);
+  changed.mutable_train()->set_lr(5e-4);
+  EXPECT_THAT(RunExperiment(changed, Quiet(&sink)).status().message(),
+              HasSubstr("holds a different experiment"));
+  // More steps change the learning-rate schedule, so they are a different experiment too.
+  EXPECT_THAT(RunExperiment(Small(dir, 6), Quiet(&sink)).status().message(),
+              HasSubstr("different experiment"));
+  // Evaluation settings do not change the trained state: a rerun with other eval lengths is fine.
+  Experiment more_eval = Small(dir, 4);
+  more_eval.mutable_eval()->add_lengths(18);
+  EXPECT_TRUE(RunExperiment(more_eval, Quiet(&sink)).ok());
+}
+
+TEST(RunnerTest, ResumeFalseMovesTheEarlierRunAsideInsteadOfPickingItUp) {
+  const std::string dir = ::testing::TempDir() + "/fresh";
+  std::ostringstream sink;
+  RunOptions budget = Quiet(&sink);
+  budget.step_budget = 3;
+  ASSERT_TRUE(RunExperiment(Small(dir, 8), budget).ok());
+  Experiment fresh = Small(dir, 8);
+  fresh.set_resume(false);
+  ExperimentSummary s = RunExperiment(fresh, Quiet(&sink)).value();
+  EXPECT_EQ(s.runs[0].losses.size(), 8u);  // trained from step 0, not from the old checkpoint
+  EXPECT_THAT(sink.str(), HasSubstr("moved the earlier run"));
+}
+
+TEST(RunnerTest, UnwritableOutputDirectoryFailsBeforeTraining) {
+  const std::string file = ::testing::TempDir() + "/a_file";
+  std::ofstream(file) << "x";
+  std::ostringstream sink;
+  absl::Status s = RunExperiment(Small(file + "/sub", 12), Quiet(&sink)).status();
+  EXPECT_THAT(s.message(), HasSubstr("output_dir"));
+  EXPECT_EQ(sink.str().find("step"), std::string::npos);
+}
+
+TEST(RunnerTest, CudaWithoutABackendOrGpuIsAClearErrorBeforeTraining) {
+  Experiment e = Small(::testing::TempDir() + "/cuda", 12);
+  e.set_device("cuda");
+  std::ostringstream sink;
+  absl::Status s = RunExperiment(e, Quiet(&sink)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("device: \"cuda\" was requested"));
+  EXPECT_THAT(s.message(), HasSubstr("run_cuda"));
+  EXPECT_EQ(sink.str().find("step"), std::string::npos);
+}
+
+Experiment LrSweep(const std::string& dir) {
+  Experiment e = Small(dir, 6);
+  e.clear_variants();
+  e.add_variants()->set_name("mimetic");
+  e.mutable_variants(0)->add_init()->mutable_mimetic();
+  e.add_seeds(2);
+  SweepAxis* axis = e.mutable_sweep()->add_axes();
+  axis->add_fields("train.lr");
+  axis->add_values("1e-3");
+  axis->add_values("5e-4");
+  return e;
+}
+
+TEST(RunnerTest, APartlyFinishedSweepResumesToTheSameResultsAsAnUninterruptedOne) {
+  const std::string full = ::testing::TempDir() + "/sweep_full", part = ::testing::TempDir() + "/sweep_part";
+  std::ostringstream sink;
+  ExperimentSummary uninterrupted = RunExperiment(LrSweep(full), Quiet(&sink)).value();
+  ASSERT_EQ(uninterrupted.grid.size(), 4u);  // 2 seeds x 2 rates
+  ASSERT_EQ(uninterrupted.aggregate.groups.size(), 1u);
+  EXPECT_EQ(uninterrupted.aggregate.groups[0].candidates.size(), 2u);
+  EXPECT_EQ(uninterrupted.aggregate.groups[0].runs.size(), 2u);
+  EXPECT_THAT(uninterrupted.table, HasSubstr("(chosen)"));
+  // Finish only the first point, as if the process had been killed after it.
+  Experiment e = LrSweep(part);
+  ASSERT_TRUE(RunExperiment(e, Quiet(&sink)).ok());  // a complete run into `part` ...
+  std::error_code ec;
+  for (int i = 1; i < 4; ++i)
+    fs::remove_all(fs::path(part) / "small" / uninterrupted.grid[i].dir, ec);  // ... 3 lost
+  RunOptions agg = Quiet(&sink);
+  agg.aggregate_only = true;
+  ExperimentSummary partial = RunExperiment(e, agg).value();
+  EXPECT_EQ(partial.aggregate.unfinished.size(), 3u);
+  ExperimentSummary resumed = RunExperiment(e, Quiet(&sink)).value();
+  EXPECT_TRUE(resumed.runs[0].losses.empty());  // finished: not rerun
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(resumed.runs[i].result.final_loss(), uninterrupted.runs[i].result.final_loss()) << i;
+    EXPECT_EQ(resumed.runs[i].result.final(0).exact(), uninterrupted.runs[i].result.final(0).exact()) << i;
+  }
+  EXPECT_EQ(resumed.table, uninterrupted.table);
+}
+
+TEST(RunnerTest, AggregateOverADirectoryWithoutARunIsAClearError) {
+  std::ostringstream sink;
+  RunOptions agg = Quiet(&sink);
+  agg.aggregate_only = true;
+  EXPECT_THAT(RunExperiment(Small(::testing::TempDir() + "/nothing_here", 4), agg).status().message(),
+              HasSubstr("holds no sweep"));
+  // A directory that exists but where nothing was run or submitted holds no sweep either.
+  const std::string empty = ::testing::TempDir() + "/empty_run";
+  fs::create_directories(fs::path(empty) / "small");
+  absl::Status s = RunExperiment(Small(empty, 4), agg).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("holds no sweep (no sweep.textproto)"));
+}
+
+TEST(RunnerTest, JobsRunPointsInChildProcessesWithTheSameResultsAsOneThreadInProcess) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  ASSERT_NE(srcdir, nullptr);
+  const std::string self = std::string(srcdir) + "/mimetic/mimetic/experiments/run";
+  ASSERT_TRUE(fs::exists(self)) << self;
+  std::ostringstream sink;
+  SetThreadCount(1);
+  ExperimentSummary in_process =
+      RunExperiment(Small(::testing::TempDir() + "/jobs1", 6), Quiet(&sink)).value();
+  RunOptions jobs = Quiet(&sink);
+  jobs.jobs = 2;
+  jobs.cores = 2;
+  jobs.self = self;
+  ExperimentSummary children = RunExperiment(Small(::testing::TempDir() + "/jobs2", 6), jobs).value();
+  ASSERT_EQ(children.runs.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(children.runs[i].finished) << sink.str();
+    EXPECT_EQ(children.runs[i].result.threads(), 1);
+    EXPECT_EQ(children.runs[i].result.final_loss(), in_process.runs[i].result.final_loss());
+    EXPECT_EQ(children.runs[i].result.final(1).token(), in_process.runs[i].result.final(1).token());
+  }
+  EXPECT_THAT(sink.str(), HasSubstr("2 at a time, 1 thread each"));
+  RunOptions zero = jobs;
+  zero.jobs = 0;
+  EXPECT_THAT(RunExperiment(Small(::testing::TempDir() + "/jobs0", 6), zero).status().message(),
+              HasSubstr("--jobs=0"));
+}
+
+}  // namespace
+}  // namespace mimetic::experiments
