@@ -1,6 +1,6 @@
 // Register-blocked small GEMM for the fast CPU kernels: C (m x n) = [C +] op(A) B on row-major
-// scratch blocks whose sides are 16-256 (SSD's chunk products P, N, q), with 4 rows x 2 vectors of
-// accumulators in registers. At these sizes it runs about as fast as single-threaded cblas_sgemm,
+// scratch blocks whose sides are 16-256 (SSD's chunk products P, N, q), with kGemmRows rows x 2 vectors
+// of accumulators in registers. At these sizes it runs about as fast as single-threaded cblas_sgemm,
 // skips the zero triangles of causal q x q blocks (Tri), and never starts OpenBLAS threads from
 // inside an OpenMP loop. Summation order is fixed: same bits on every run. n, ldb and ldc must be
 // multiples of Simd<T>::kWidth (pad scratch rows with RoundUp).
@@ -18,11 +18,24 @@
 
 namespace mimetic::ops::cpu {
 
-// One 64-byte vector of T (GCC vector extension; AVX-512 registers with -march=native).
+// The vector and register block that fit the target's registers: with AVX-512, 64-byte vectors and
+// 8 rows x 2 vectors of accumulators (16 of 32 zmm registers); otherwise (AVX2: 16 ymm registers)
+// 32-byte vectors and 4 rows x 2 vectors, since 64-byte vectors there are register pairs and 8 x 2 of
+// them spill to the stack on every step of k (measured: the whole training step ~15x slower). Each C
+// element still sums over k in the same order, so the bits do not depend on the choice.
+#if defined(__AVX512F__)
+inline constexpr int kVectorBytes = 64;
+inline constexpr int kGemmRows = 8;
+#else
+inline constexpr int kVectorBytes = 32;
+inline constexpr int kGemmRows = 4;
+#endif
+
+// One vector of T (GCC vector extension; kVectorBytes wide).
 template <typename T>
 struct Simd {
-  static constexpr int64_t kWidth = 64 / sizeof(T);
-  typedef T V __attribute__((vector_size(64)));
+  static constexpr int64_t kWidth = kVectorBytes / sizeof(T);
+  typedef T V __attribute__((vector_size(kVectorBytes)));
   static V Load(const T* p) {
     V v;
     std::memcpy(&v, p, sizeof(V));
@@ -87,14 +100,14 @@ void Gemm(int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, 
           int64_t ldc, bool accumulate, Tri tri = Tri::kFull, bool transpose_a = false) {
   constexpr int64_t W = Simd<T>::kWidth;
   const int64_t sai = transpose_a ? 1 : lda, sak = transpose_a ? lda : 1;
-  for (int64_t i = 0; i < m; i += 8) {
-    const int64_t rows = std::min<int64_t>(8, m - i);
+  for (int64_t i = 0; i < m; i += kGemmRows) {
+    const int64_t rows = std::min<int64_t>(kGemmRows, m - i);
     const int64_t kb = tri == Tri::kUpperA ? i : 0;
     const int64_t ke = tri == Tri::kLowerA ? std::min(k, i + rows) : k;
     const int64_t nc = tri == Tri::kLowerC ? std::min(n, RoundUp(i + rows, W)) : n;
     const T* a = A + i * sai;
     T* c = C + i * ldc;
-    GemmRowsUpTo<T, 8>(rows, kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
+    GemmRowsUpTo<T, kGemmRows>(rows, kb, ke, a, sai, sak, B, ldb, c, ldc, nc, accumulate);
   }
 }
 
