@@ -196,5 +196,21 @@ TEST(ConfigTest, AConfigThatIsNoFileIsAClearErrorWithoutWaiting) {
   EXPECT_EQ(LoadExperiment(dir + "/missing.textproto", {}).status().code(), absl::StatusCode::kNotFound);
 }
 
+// In the paper's pipeline every eval example fits a training row; here one that does not is refused,
+// naming both sizes, unless the config opts in. Copy at 12: 2 * 12 + 3 = 27 ids; rows of 32 + 1 hold it,
+// rows of 20 + 1 do not.
+TEST(ConfigTest, AnEvalExampleLongerThanATrainingRowIsRefusedUnlessAllowed) {
+  EXPECT_TRUE(Check({}).ok());
+  const absl::Status s = Check({"task.copy.context_len=20"});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("eval.lengths = 12"));
+  EXPECT_THAT(s.message(), HasSubstr("an example is 27 token ids, a training row holds 21"));
+  EXPECT_THAT(s.message(), HasSubstr("task.copy.context_len to at least 26"));
+  EXPECT_TRUE(Check({"task.copy.context_len=26"}).ok());
+  EXPECT_TRUE(Check({"task.copy.context_len=20", "eval.allow_longer_than_training_rows=true"}).ok());
+  // The attention-map example too.
+  EXPECT_THAT(Check({"eval.map_length=20"}).message(), HasSubstr("eval.map_length = 20"));
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

@@ -28,11 +28,11 @@ TEST(RoomTest, KeyDimensionIsCappedByTheLayersInputWidth) {
     layers { linear_attention { num_heads: 1 head_dim: 1024 } }
     layers { attention { num_heads: 4 } }
   )pb");
-  EXPECT_EQ(KeyDimension(spec, 0), 64);   // Mamba 2: min(N, D)
+  EXPECT_EQ(KeyDimension(spec, 0), 64);  // Mamba 2: min(N, D)
   EXPECT_EQ(KeyDimension(spec, 1), 32);
   EXPECT_EQ(KeyDimension(spec, 2), 128);  // Mamba 1: min(N, expand * D)
   EXPECT_EQ(KeyDimension(spec, 3), 32);
-  EXPECT_EQ(KeyDimension(spec, 4), 64);   // linear attention: min(head_dim, D)
+  EXPECT_EQ(KeyDimension(spec, 4), 64);  // linear attention: min(head_dim, D)
   EXPECT_EQ(KeyDimension(spec, 5), std::nullopt);
   EXPECT_EQ(KeyDimension(spec, 6), std::nullopt);
   EXPECT_EQ(MinKeyDimension(spec), 32);

@@ -2,6 +2,8 @@
 // init), the task and evaluation, training, seeds, device and output.
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +13,7 @@
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/field_ranges.h"
 #include "mimetic/experiments/config/names.h"
+#include "mimetic/experiments/config/room.h"
 #include "mimetic/init/registry.h"
 #include "mimetic/models/spec.h"
 
@@ -159,6 +162,31 @@ absl::Status CheckEvalLength(const data::Task& task, const std::string& field, i
   return absl::OkStatus();
 }
 
+// Every eval example (and the attention-map example) fits a training row, as in the paper's pipeline
+// (Jelassi et al. refuse an eval length whose example exceeds the training context), unless the config
+// opts out with eval.allow_longer_than_training_rows. Only packed, copy-like tasks have rows to compare.
+absl::Status CheckEvalFitsTrainingRows(const Experiment& e) {
+  const EvalSpec& ev = e.eval();
+  const std::optional<int64_t> row = TrainingRowTokens(e.task());
+  if (ev.allow_longer_than_training_rows() || !row) return absl::OkStatus();
+  const TaskSpec& judged = ev.has_task() ? ev.task() : e.task();
+  std::vector<std::pair<std::string, int>> lengths;
+  for (int len : ev.lengths()) lengths.emplace_back("eval.lengths", len);
+  if (ev.map_length() > 0) lengths.emplace_back("eval.map_length", ev.map_length());
+  for (const auto& [field, len] : lengths) {
+    const std::optional<int64_t> example = ExampleTokens(judged, len);
+    if (!example || *example <= *row) continue;
+    const std::string context = e.task().has_copy() ? "task.copy.context_len" : "task.mqar_copy.context_len";
+    return Bad(field, absl::StrCat(len),
+               absl::StrCat("a length whose example fits a training row: at ", len, " an example is ",
+                            *example, " token ids, a training row holds ", *row, " (", context, " = ",
+                            *row - 1, "); raise ", context, " to at least ", *example - 1,
+                            " (lowering train.batch_size keeps the tokens per step), or set "
+                            "eval.allow_longer_than_training_rows: true"));
+  }
+  return absl::OkStatus();
+}
+
 // The task builds; the eval task (if any) and the models fit its token ids; every eval length (and the
 // attention map's, drawn at the end of training) is one the task accepts, so it fails now rather than after
 // the training.
@@ -196,7 +224,7 @@ absl::Status ValidateTaskAndEval(const Experiment& e) {
     RETURN_IF_ERROR(
         CheckEvalLength(*task, "eval.map_length", ev.map_length(), "0 or a length the task accepts: "));
   }
-  return absl::OkStatus();
+  return CheckEvalFitsTrainingRows(e);
 }
 
 // What relates training fields (each field's own range is CheckFieldRanges').

@@ -6,10 +6,12 @@
 #include <sstream>
 
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/memory_estimate.h"
+#include "mimetic/experiments/config/room.h"
 #include "mimetic/init/checkpoint_names.h"
 #include "mimetic/models/spec.h"
 
@@ -115,6 +117,9 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
     EXPECT_EQ(e.seeds_size(), p.seeds);
     EXPECT_EQ(e.task().copy().max_len(), p.train_len);
     EXPECT_EQ(std::vector<int>(e.eval().lengths().begin(), e.eval().lengths().end()), p.eval_lengths);
+    // Training rows hold the longest eval example, as in the paper's pipeline.
+    EXPECT_FALSE(e.eval().allow_longer_than_training_rows());
+    EXPECT_GE(TrainingRowTokens(e.task()).value(), ExampleTokens(e.task(), p.eval_lengths.back()).value());
     if (p.d_state > 0) {
       EXPECT_EQ(e.model().default_layer().mamba2().d_state(), p.d_state);
       EXPECT_EQ(e.model().default_layer().mamba2().headdim(), 64);
@@ -129,6 +134,9 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
     }
     EXPECT_TRUE(lr);
   }
+}
+
+TEST(FigureTest, PaperPresetsOfSweptFiguresMatchThePapersSettings) {
   // Fig. 6: Mamba 1 with state 32, Mamba 2 with state 128 and head dim 64, V up to 512, L = 50 and 100.
   Experiment fig6 = LoadPreset(Root(), "fig6", "paper", {}).value();
   std::vector<GridPoint> grid6 = ExpandGrid(fig6).value();
@@ -144,6 +152,15 @@ TEST(FigureTest, PaperPresetsMatchThePapersSettings) {
   EXPECT_THAT(fig9.sweep().axes(0).value_names(),
               ::testing::ElementsAre("copy500", "copy1000", "copy2000", "copy4000", "mqar500", "mqar1000",
                                      "mqar2000", "mqar4000"));
+  // Each copy point's rows hold its own 2L example (the longer lengths are evaluated but not read).
+  for (const std::string& value : fig9.sweep().axes(0).values()) {
+    TaskSpec task;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(value.substr(1, value.size() - 2), &task))
+        << value;
+    if (!task.has_copy()) continue;
+    EXPECT_GE(TrainingRowTokens(task).value(), ExampleTokens(task, 2 * task.copy().max_len()).value())
+        << value;
+  }
   // γ-init ("Achilles' heel of Mamba" App. C.1, D): Mamba 2 of width 32, state 128, expand 2, one head,
   // depth 2..6, AdamW weight decay 0.01, lr 2.5e-4 cosine to 1e-5, batch 2048, 200 epochs of 300 000.
   Experiment gamma = LoadPreset(Root(), "gamma", "paper", {}).value();

@@ -162,6 +162,7 @@ TEST(RunnerTest, ResumingIntoADirectoryOfAnotherExperimentIsRefused) {
   // Evaluation settings do not change the trained state: a rerun with other eval lengths is fine.
   Experiment more_eval = Small(dir, 4);
   more_eval.mutable_eval()->add_lengths(18);
+  more_eval.mutable_eval()->set_allow_longer_than_training_rows(true);
   EXPECT_TRUE(RunExperiment(more_eval, Quiet(&sink)).ok());
 }
 
