@@ -52,7 +52,7 @@ inline constexpr char kCustomInitConfig[] = R"pb(
       layers: 3
     }
   }
-  task { copy { vocab: 8 min_len: 2 max_len: 8 context_len: 32 } }
+  task { copy { vocab: 8 min_len: 2 max_len: 8 context_len: 40 } }
   train { steps: 60 batch_size: 8 lr: 3e-3 warmup_steps: 5 eval_every: 30 checkpoint_every: 60 log_every: 10 }
   eval {
     lengths: [ 8, 16 ]
