@@ -3,6 +3,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/runner/testing/tiny_experiment.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -11,25 +12,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Experiment Base() {
-  return ParseExperiment(R"pb(
-           name: "s"
-           model {
-             vocab_size: 12
-             d_model: 16
-             n_layer: 2
-             default_layer { mamba2 { d_state: 8 headdim: 8 } }
-           }
-           variants { name: "default" }
-           variants {
-             name: "mimetic"
-             init { mimetic {} }
-           }
-           task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
-           train { steps: 4 batch_size: 2 }
-           eval { lengths: [ 6, 12 ] }
-           seeds: [ 1, 2 ]
-         )pb")
-      .value();
+  return TinyExperiment({"name=s", "train.steps=4", "train.batch_size=2", "seeds=[1, 2]"});
 }
 
 SweepAxis* AddAxis(Experiment* e, const std::string& field, std::vector<std::string> values) {

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/runner/testing/tiny_experiment.h"
 #include "mimetic/experiments/runner/threads.h"
 
 namespace mimetic::experiments {
@@ -17,31 +18,8 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 Experiment Small(const std::string& dir, int steps) {
-  Experiment e =
-      ParseExperiment(R"pb(
-        name: "small"
-        model {
-          vocab_size: 12
-          d_model: 16
-          n_layer: 2
-          default_layer { mamba2 { d_state: 8 headdim: 8 } }
-        }
-        variants { name: "default" }
-        variants {
-          name: "mimetic"
-          init { mimetic {} }
-        }
-        task { copy { vocab: 8 min_len: 2 max_len: 6 context_len: 32 } }
-        train { steps: 12 batch_size: 4 eval_every: 4 checkpoint_every: 4 log_every: 2 warmup_steps: 2 }
-        eval {
-          lengths: [ 6, 12 ]
-          batch_size: 8
-          num_batches: 1
-          final_batches: 1
-        }
-        seeds: [ 1 ]
-      )pb")
-          .value();
+  Experiment e = TinyExperiment({"name=small", "train.eval_every=4", "train.checkpoint_every=4",
+                                 "train.log_every=2", "train.warmup_steps=2", "eval.final_batches=1"});
   e.set_output_dir(dir);
   e.mutable_train()->set_steps(steps);
   Experiment check = e;
