@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -210,6 +211,19 @@ TEST(ConfigTest, AnEvalExampleLongerThanATrainingRowIsRefusedUnlessAllowed) {
   EXPECT_TRUE(Check({"task.copy.context_len=20", "eval.allow_longer_than_training_rows=true"}).ok());
   // The attention-map example too.
   EXPECT_THAT(Check({"eval.map_length=20"}).message(), HasSubstr("eval.map_length = 20"));
+}
+
+// The experiment's name is a directory under output_dir: the variant-name rule, one message for both.
+TEST(ConfigTest, AnExperimentNameThatWouldLeaveTheOutputDirectoryIsRefused) {
+  for (const char* name : {"..", "../../x", "/tmp/x", "a/b", ".hidden"}) {
+    const absl::Status s = Check({absl::StrCat("name=", name)});
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_THAT(s.message(), HasSubstr("config: name = ")) << name;
+    EXPECT_THAT(s.message(), HasSubstr("a name that can be a directory")) << name;
+  }
+  EXPECT_TRUE(Check({"name=fig1_cpu.v2+x"}).ok());
+  // The same words as for a variant's name.
+  EXPECT_THAT(Check({"variants[0].name=.."}).message(), HasSubstr("a name that can be a directory"));
 }
 
 }  // namespace

@@ -247,7 +247,9 @@ absl::Status ValidateSeedsDeviceOutput(const Experiment& e) {
 
 absl::Status ValidateExperiment(Experiment* e) {
   RETURN_IF_ERROR(CheckFieldRanges(*e));
-  if (e->name().empty()) return Bad("name", "\"\"", "a non-empty name");
+  // The name is a directory under output_dir (and teacher.name one under it): the variant-name rule,
+  // so that "..", "a/b" or an absolute name cannot write outside output_dir.
+  RETURN_IF_ERROR(CheckSafeName("name", e->name()));
   if (!e->has_model()) return Bad("model", "unset", "a model spec");
   FillVocabFromTask(e);
   {
