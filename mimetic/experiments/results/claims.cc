@@ -35,6 +35,13 @@ bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
   return diff <= tolerance || diff <= 2 * std::sqrt(a.se * a.se + b.se * b.se);
 }
 
+bool AllBelow(std::initializer_list<Stat> stats, double floor) {
+  for (const Stat& s : stats) {
+    if (s.n > 0 && !(s.mean < floor)) return false;
+  }
+  return true;
+}
+
 Verdict Graded(bool reproduced, bool partly) {
   if (reproduced) return Verdict::kReproduced;
   return partly ? Verdict::kPartly : Verdict::kNotReproduced;

@@ -15,6 +15,7 @@
 #define MIMETIC_EXPERIMENTS_CLAIMS_H_
 
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
 // |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
 // cannot tell a and b apart. False when either has no values.
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
+
+// True when every stat's mean is below `floor` (a stat with no values, whose mean is NaN, counts as
+// below): accuracies that are all near zero compare nothing with nothing, so a rule reading them gives
+// "not tested" rather than "not reproduced".
+bool AllBelow(std::initializer_list<Stat> stats, double floor = 0.05);
 
 // kReproduced when `reproduced`, else kPartly when `partly`, else kNotReproduced.
 Verdict Graded(bool reproduced, bool partly);

@@ -47,6 +47,14 @@ TEST(CompareTest, ClearlyGreaterNeedsMarginAndTwoStandardErrors) {
   EXPECT_FALSE(NotClearlyDifferent(high, MeanSe({}), 1));
 }
 
+TEST(CompareTest, AllBelowTheFloorCountsMissingValuesAsBelow) {
+  EXPECT_TRUE(AllBelow({{0.01, 0, 3}, {0.04, 0.01, 3}}));
+  EXPECT_TRUE(AllBelow({{0.01, 0, 3}, MeanSe({})}));  // no values: nothing above the floor
+  EXPECT_FALSE(AllBelow({{0.01, 0, 3}, {0.05, 0, 3}}));
+  EXPECT_FALSE(AllBelow({{0.3, 0, 3}}, 0.2));
+  EXPECT_TRUE(AllBelow({{0.3, 0, 3}}, 0.5));
+}
+
 TEST(ClaimsTest, VerdictNamesAndCounts) {
   EXPECT_EQ(VerdictName(Verdict::kReproduced), "reproduced");
   EXPECT_EQ(VerdictName(Verdict::kPartly), "partly");

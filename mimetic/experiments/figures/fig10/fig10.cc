@@ -70,7 +70,13 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
     absl::StrAppend(&close, close.empty() ? "" : "; ", task, " @", L, ": pretrained ", FormatStat(p1),
                     ", mimetic ", FormatStat(m1), absl::StrFormat(" (gap %.2f)", gap), "; @", 2 * L,
                     ": pretrained ", FormatStat(p2), ", mimetic ", FormatStat(m2));
-    fitted += p1.mean >= 0.5;
+    // Only a task the fine-tuned model fits is a reference to get close to: a mimetic model "close" to
+    // a fine-tuned one that learned nothing would pass vacuously.
+    if (!(p1.mean >= 0.5)) {
+      close += " (not fitted, left out)";
+      continue;
+    }
+    ++fitted;
     close_ok += gap <= 0.1;
     close_near += gap <= 0.25;
   }
@@ -85,10 +91,12 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
       "fig10.mimetic_close",
       "Fig. 10: training from scratch with mimetic init achieves similar results, especially at the training "
       "length (dotted lines)",
-      close, fitted == 0 ? Verdict::kNotTested : Graded(close_ok == 2, close_near == 2 || close_ok == 1),
-      "reproduced: on both tasks mimetic's mean accuracy at L is within 0.1 of the fine-tuned model's (or "
-      "above); partly: within 0.25 on both, or within 0.1 on one; not tested: the fine-tuned model fits "
-      "neither task (< 0.5 at L), so there is nothing to get close to"});
+      close,
+      fitted == 0 ? Verdict::kNotTested : Graded(close_ok == fitted, close_near == fitted || close_ok >= 1),
+      "judged on the tasks the fine-tuned model fits (>= 0.5 at L); reproduced: on every such task "
+      "mimetic's mean accuracy at L is within 0.1 of the fine-tuned model's (or above); partly: within 0.25 "
+      "on every one, or within 0.1 on one; not tested: the fine-tuned model fits neither task, so there is "
+      "nothing to get close to"});
   return claims;
 }
 
