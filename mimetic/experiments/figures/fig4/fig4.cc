@@ -102,15 +102,14 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
             "clearly above default by > 0.05"});
   ASSIGN_OR_RETURN(const Group* om, GetGroup(run, Label("mimetic_layer4", "sort")));
   ASSIGN_OR_RETURN(const Group* oa, GetGroup(run, Label("attention_layer4", "sort")));
-  const Stat om1 = FinalStat(*om, L), oa1 = FinalStat(*oa, L), om2 = FinalStat(*om, L2),
-             oa2 = FinalStat(*oa, L2);
-  claims.push_back(
-      Claim{"fig4.sort_beats_attention", "Fig. 4, sorting: mimetic does even better than self-attention",
-            absl::StrCat(Describe(absl::StrCat("mimetic exact@", L), om1), ", ", Describe("attention", oa1),
-                         "; @", L2, ": ", FormatStat(om2), " vs ", FormatStat(oa2)),
-            Graded(ClearlyGreater(om1, oa1) || ClearlyGreater(om2, oa2),
-                   om1.mean > oa1.mean || om2.mean > oa2.mean),
-            "reproduced: mimetic clearly above attention at the training length or at 2x; partly: above"});
+  // One stated length, as the paper's panel: 2x the training length.
+  const Stat om2 = FinalStat(*om, L2), oa2 = FinalStat(*oa, L2);
+  claims.push_back(Claim{
+      "fig4.sort_beats_attention", "Fig. 4, sorting: mimetic does even better than self-attention",
+      absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), om2), " vs ", Describe("attention", oa2)),
+      AllBelow({om2, oa2}) ? Verdict::kNotTested : Graded(ClearlyGreater(om2, oa2), om2.mean > oa2.mean),
+      "reproduced: mimetic clearly above attention at 2x (by 2 SE); partly: above; not tested: both "
+      "below 0.05"});
   absl::StatusOr<FinalMaps> mm = MapsOf(run, Label("mimetic_layer4", "stack_copy")),
                             am = MapsOf(run, Label("attention_layer4", "stack_copy")),
                             dm = MapsOf(run, Label("default", "stack_copy"));
