@@ -24,10 +24,19 @@
 #include "mimetic/experiments/results/claims.h"
 #include "mimetic/experiments/runner/runner.h"
 #include "mimetic/experiments/runner/teacher.h"
+#include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
 
 inline const std::vector<std::string> kPresets = {"cpu", "paper", "smoke"};
+
+// Every layer's attention map and average mask of a finished point's final model (figure_common.h
+// ComputeFinalMaps).
+struct FinalMaps {
+  std::vector<models::LayerMap> maps;
+  int64_t paste_start = 0;  // the token index of the separator before the paste (copy tasks)
+  int64_t length = 0;       // the string's length
+};
 
 // What a figure's drawing and claims see: the experiment as run and its summary.
 struct FigureRun {
@@ -36,6 +45,9 @@ struct FigureRun {
       experiment;  // the preset with the overrides, unresolved (sweep.h), its teacher entries filled in
   ExperimentSummary summary;
   PreparedTeacher teacher;  // the experiment's teacher stage (teacher.h); empty file when it has none
+  // When set, a point's final maps come from here instead of its checkpoint: the seam tests use to give
+  // synthetic maps to the map claims.
+  std::function<absl::StatusOr<FinalMaps>(const RunResult&)> maps;
 };
 
 struct FigureDef {

@@ -429,6 +429,57 @@ TEST(FigureClaimsTest, Fig4SortBeatsAttentionIsReadAtTwiceTheLength) {
             Verdict::kNotTested);
 }
 
+// Eight layers' maps of a copy example (string of 4 pasted from token 5): `sharp` maps look back at the
+// source token at every paste position (look-behind score 1), the others at the current token (score 0).
+FinalMaps SyntheticMaps(bool sharp) {
+  const int64_t length = 4, paste = 5, t = paste + length + 2;
+  models::LayerMap m;
+  m.length = t;
+  m.map.assign(t * t, 0.0);
+  m.mask.assign(t * t, 1.0);
+  for (int64_t p = 0; p < t; ++p)
+    m.map[p * t + (sharp && p >= paste && p < paste + length ? p - length : p)] = 1;
+  FinalMaps f;
+  f.maps.assign(8, m);
+  f.paste_start = paste;
+  f.length = length;
+  return f;
+}
+
+// The map claims read every seed with maps (mean ± SE), not the first one; no maps: not tested.
+TEST(FigureClaimsTest, MapClaimsReadEverySeed) {
+  auto judged = [](const std::string& figure, const std::function<bool(const RunResult&)>& sharp) {
+    // Fig. 5's smoke grid has no head dim above 32: its cpu grid.
+    FigureRun run = SyntheticRun(
+        figure, [](const GridPoint&, int) { return 0.5; }, nullptr, figure == "fig5" ? "cpu" : "smoke");
+    run.maps = [=](const RunResult& r) -> absl::StatusOr<FinalMaps> { return SyntheticMaps(sharp(r)); };
+    return JudgeClaims(&run, figure);
+  };
+  // Fig. 2: seed 1 sharp, seed 2 not: mean 0.5, partly (the first seed alone said reproduced).
+  EXPECT_EQ(judged("fig2", [](const RunResult& r) { return r.point.seed == 1; }).at("fig2.sharp").verdict,
+            Verdict::kPartly);
+  EXPECT_EQ(judged("fig2", [](const RunResult&) { return true; }).at("fig2.sharp").verdict,
+            Verdict::kReproduced);
+  // Fig. 1 and Fig. 5: mimetic sharp in every seed, the other not: reproduced; the reverse: not.
+  auto mimetic = [](const RunResult& r) { return r.point.variant.rfind("mimetic", 0) == 0; };
+  auto other = [&](const RunResult& r) { return !mimetic(r); };
+  EXPECT_EQ(judged("fig1", mimetic).at("fig1.maps").verdict, Verdict::kReproduced);
+  EXPECT_EQ(judged("fig1", other).at("fig1.maps").verdict, Verdict::kNotReproduced);
+  EXPECT_EQ(judged("fig5", mimetic).at("fig5.sharper").verdict, Verdict::kReproduced);
+  EXPECT_EQ(judged("fig5", other).at("fig5.sharper").verdict, Verdict::kNotReproduced);
+  // Fig. 4: mimetic's layer-4 map equals the attention layer's in every seed, the default's does not.
+  EXPECT_EQ(judged("fig4", [](const RunResult& r) { return r.point.variant != "default"; })
+                .at("fig4.maps_resemble")
+                .verdict,
+            Verdict::kReproduced);
+  // No seed has maps (no checkpoints): not tested.
+  FigureRun none = SyntheticRun("fig2", [](const GridPoint&, int) { return 0.5; });
+  none.maps = [](const RunResult&) -> absl::StatusOr<FinalMaps> {
+    return absl::NotFoundError("no checkpoint");
+  };
+  EXPECT_EQ(JudgeClaims(&none, "fig2").at("fig2.sharp").verdict, Verdict::kNotTested);
+}
+
 // The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
 TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
   const auto v = Verdicts("gamma", [](const GridPoint& p, int) {

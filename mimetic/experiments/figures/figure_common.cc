@@ -106,6 +106,7 @@ absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const 
 }
 
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point) {
+  if (run.maps) return run.maps(point);
   ASSIGN_OR_RETURN(Experiment e, PointExperiment(run.experiment, point.point));
   const Variant& v = e.variants(0);
   const core::Key key = core::Key::FromSeed(point.point.seed);
@@ -115,6 +116,20 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
   const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
   ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
   return ComputeMaps(e, point.point.seed, ckpt.state.params, model.spec);
+}
+
+std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group, std::string* problem) {
+  std::map<uint64_t, FinalMaps> out;
+  for (const RunResult* r : group.runs) {
+    absl::StatusOr<FinalMaps> m = ComputeFinalMaps(run, *r);
+    if (m.ok()) {
+      out[r->point.seed] = *std::move(m);
+    } else if (problem != nullptr && problem->empty()) {
+      *problem = std::string(m.status().message());
+    }
+  }
+  if (problem != nullptr && problem->empty() && out.empty()) *problem = "the group has no finished runs";
+  return out;
 }
 
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {

@@ -46,13 +46,13 @@ Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int colo
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);
 
 // Every layer's attention map and average mask of a finished point's final model, on the example
-// the point's own plots use (its eval key, length eval.map_length or the first eval length).
-struct FinalMaps {
-  std::vector<models::LayerMap> maps;
-  int64_t paste_start = 0;  // the token index of the separator before the paste (copy tasks)
-  int64_t length = 0;       // the string's length
-};
+// the point's own plots use (its eval key, length eval.map_length or the first eval length); FinalMaps
+// is in figure.h. run.maps, when set, answers instead.
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point);
+// The final maps of every seed of `group` that has them, by seed: map claims read every seed, not the
+// first. `problem` (when given) gets the first failure's message.
+std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group,
+                                         std::string* problem = nullptr);
 // The same example's maps for any model (e.g. a teacher checkpoint, Fig. 11), `e` a point experiment.
 absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
                                       const models::ModelSpec& spec);
