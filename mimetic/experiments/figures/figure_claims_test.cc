@@ -480,6 +480,19 @@ TEST(FigureClaimsTest, MapClaimsReadEverySeed) {
   EXPECT_EQ(JudgeClaims(&none, "fig2").at("fig2.sharp").verdict, Verdict::kNotTested);
 }
 
+// Fig. 1's smoke model, a Mamba 2 of width 16 and state 8: its key dimension 8 has room for the training
+// length 6, not for 2L = 12. Both variants share the model, so one line.
+TEST(FigureClaimsTest, RoomLinesNameTheKeyDimensionAgainstEachLength) {
+  FigureRun run = SyntheticRun("fig1", [](const GridPoint&, int) { return 0.5; });
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  const std::vector<std::string> room = RoomLines(run);
+  ASSERT_EQ(room.size(), 1u);
+  EXPECT_THAT(room[0],
+              ::testing::HasSubstr("default: Mamba 2 key min(N 8, D 16) = 8 vs lengths 6, 12 (no room)"));
+  EXPECT_THAT(room[0], ::testing::HasSubstr("; training row "));
+  EXPECT_THAT(room[0], ::testing::HasSubstr(" tokens, longest eval example 27 tokens"));
+}
+
 // The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
 TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
   const auto v = Verdicts("gamma", [](const GridPoint& p, int) {

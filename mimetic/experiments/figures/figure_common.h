@@ -71,6 +71,14 @@ double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b);
 // task values so).
 std::pair<std::string, int> TaskAndLength(const std::string& value_name);
 
+// The room each compared model gives mimetic init's mechanism (config/room.h), one line per distinct
+// model and task of the run's groups: its key dimension against each eval length ("no room" where the
+// key dimension is <= the length: a mimetic layer is linear attention with that key dimension, which
+// cannot hold a string that long exactly), and the training row against the longest eval example in
+// token ids. E.g. "mimetic: Mamba 2 key min(N 32, D 64) = 32 vs lengths 16, 32 (no room), 64 (no room);
+// training row 65 tokens, longest eval example 131 tokens (longer than any training row)".
+std::vector<std::string> RoomLines(const FigureRun& run);
+
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);
 std::string Describe(const std::string& label, const Stat& s);

@@ -76,6 +76,7 @@ std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
                                 figure.preset, "`\n- Training time (the runs' own clocks, summed; with ",
                                 "--jobs=N the wall clock is about 1/N of it): ", WallTime(figure), "\n");
   if (!figure.note.empty()) absl::StrAppend(&md, "- Note: ", MarkdownCell(figure.note), "\n");
+  md += RoomMarkdown(figure.room);
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {
@@ -157,6 +158,11 @@ std::string HtmlFigure(const ReportFigure& figure) {
       "</li>\n<li>Preset: <code>", HtmlEscape(figure.preset),
       "</code></li>\n<li>Training time (the runs' own clocks, summed): ", WallTime(figure), "</li>\n");
   if (!figure.note.empty()) absl::StrAppend(&html, "<li>Note: ", HtmlEscape(figure.note), "</li>\n");
+  if (!figure.room.empty()) {
+    html += "<li>Room (key dimension vs each eval length; training row vs the longest eval example):<ul>\n";
+    for (const std::string& line : figure.room) absl::StrAppend(&html, "<li>", HtmlEscape(line), "</li>\n");
+    html += "</ul></li>\n";
+  }
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {

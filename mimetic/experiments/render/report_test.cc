@@ -108,6 +108,7 @@ TEST(ReportTest, MarkdownHasAllClaimsThenFigures) {
 TEST(ReportTest, AFiguresNoteIsPrinted) {
   Runs runs = MakeRuns("note");
   runs.figures[1].note = "The checkpoint is a stand-in teacher that this target trained itself first";
+  runs.figures[1].room = {"hybrid: Mamba 2 key min(N 16, D 32) = 16 vs lengths 10, 20 (no room)"};
   const std::string dir = runs.root + "/paper";
   ASSERT_TRUE(WriteReport(dir, "Reproduction", "Test CPU", runs.figures).ok());
   EXPECT_THAT(core::ReadTextFile(dir + "/report.md").value(),
@@ -116,6 +117,13 @@ TEST(ReportTest, AFiguresNoteIsPrinted) {
   EXPECT_THAT(core::ReadTextFile(dir + "/report.html").value(),
               HasSubstr("<li>Note: The checkpoint is a stand-in teacher that "
                         "this target trained itself first</li>"));
+  // The room of the figure's models, under the note, in both documents.
+  EXPECT_THAT(
+      core::ReadTextFile(dir + "/report.md").value(),
+      HasSubstr("training row vs the longest eval example):\n  - hybrid: Mamba 2 key min(N 16, D 32) = "
+                "16 vs lengths 10, 20 (no room)\n"));
+  EXPECT_THAT(core::ReadTextFile(dir + "/report.html").value(),
+              HasSubstr("<li>hybrid: Mamba 2 key min(N 16, D 32) = 16 vs lengths 10, 20 (no room)</li>"));
 }
 
 TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {

@@ -121,13 +121,21 @@ std::string MarkdownCell(const std::string& text) {
   return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "\\<"}, {"\r\n", " "}, {"\n", " "}, {"\r", " "}});
 }
 
+std::string RoomMarkdown(const std::vector<std::string>& room) {
+  if (room.empty()) return "";
+  std::string md = "- Room (key dimension vs each eval length; training row vs the longest eval example):\n";
+  for (const std::string& line : room) absl::StrAppend(&md, "  - ", MarkdownCell(line), "\n");
+  return md;
+}
+
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
-                           const std::string& setup, const std::vector<Claim>& claims) {
-  std::string md =
-      absl::StrCat("# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
-                   "- Setup: ", MarkdownCell(setup), "\n", "- ", TalliesLine(claims), "\n\n",
-                   "Each verdict is computed by code from this run's metrics with the rule "
-                   "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
+                           const std::string& setup, const std::vector<Claim>& claims,
+                           const std::vector<std::string>& room) {
+  std::string md = absl::StrCat(
+      "# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
+      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), "- ", TalliesLine(claims), "\n\n",
+      "Each verdict is computed by code from this run's metrics with the rule "
+      "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
   if (claims.empty()) {
     md += "No claims were evaluated for this figure.\n";
     return md;

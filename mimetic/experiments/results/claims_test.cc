@@ -96,6 +96,15 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   EXPECT_THAT(md, HasSubstr("## Rules\n\n- `fig1.copy`: reproduced: mimetic > default + 0.2"));
   EXPECT_THAT(md, HasSubstr("- `fig1.maps`: (no rule given)\n"));
 
+  const std::string roomy =
+      ClaimsMarkdown("Fig. 1: copy", "cpu", "setup", claims,
+                     {"mimetic: Mamba 2 key min(N 32, D 64) = 32 vs lengths 16, 32 (no room)"});
+  EXPECT_THAT(roomy,
+              HasSubstr("- Setup: setup\n- Room (key dimension vs each eval length; training row vs the "
+                        "longest eval example):\n  - mimetic: Mamba 2 key min(N 32, D 64) = 32 vs "
+                        "lengths 16, 32 (no room)\n- paper's claims"));
+  EXPECT_THAT(md, Not(HasSubstr("- Room")));
+
   const std::string empty = ClaimsMarkdown("Fig. 9", "smoke", "tiny", {});
   EXPECT_THAT(empty, HasSubstr("No claims were evaluated"));
   EXPECT_THAT(empty, Not(HasSubstr("| claim |")));
