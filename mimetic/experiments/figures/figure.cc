@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/figures/figure_common.h"
 
 namespace mimetic::experiments {
 
@@ -69,6 +70,21 @@ absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string
   return LoadExperiment((fs::path(root) / PresetPath(figure, preset)).string(), overrides);
 }
 
+std::vector<Claim> JudgeFigure(const FigureDef& def, const FigureRun& run) {
+  absl::StatusOr<std::vector<Claim>> judged = def.claims(run);
+  std::vector<Claim> claims;
+  if (judged.ok()) {
+    claims = *std::move(judged);
+  } else {
+    claims.push_back(Claim{def.id + ".all", def.title, std::string(judged.status().message()),
+                           Verdict::kNotTested, "the claims could not be computed from this run"});
+  }
+  if (!def.paper_figure) {
+    for (Claim& c : claims) c.kind = ClaimKind::kOtherTarget;
+  }
+  return claims;
+}
+
 absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
                                        const Experiment& experiment, const RunOptions& options,
                                        std::optional<SlurmSubmission>* submitted) {
@@ -109,16 +125,13 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
       problems.push_back(absl::StrCat("figure not drawn: ", drawn.message()));
     }
   }
-  absl::StatusOr<std::vector<Claim>> claims = def.claims(run);
-  if (claims.ok()) {
-    out.claims = *claims;
-  } else {
-    out.claims.push_back(Claim{def.id + ".all", def.title, std::string(claims.status().message()),
-                               Verdict::kNotTested, "the claims could not be computed from this run"});
-  }
+  out.claims = JudgeFigure(def, run);
+  out.room = RoomLines(run);
   RETURN_IF_ERROR(core::WriteTextFile(
       out.claims_md_path,
-      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims)));
+      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims, out.room)));
+  // The verdicts as data beside the table, so they can be gathered without recomputing them.
+  RETURN_IF_ERROR(core::WriteTextFile((dir / "claims.json").string(), ClaimsJson(out.claims)));
   out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");
   return out;
 }

@@ -24,10 +24,19 @@
 #include "mimetic/experiments/results/claims.h"
 #include "mimetic/experiments/runner/runner.h"
 #include "mimetic/experiments/runner/teacher.h"
+#include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
 
 inline const std::vector<std::string> kPresets = {"cpu", "paper", "smoke"};
+
+// Every layer's attention map and average mask of a finished point's final model (figure_common.h
+// ComputeFinalMaps).
+struct FinalMaps {
+  std::vector<models::LayerMap> maps;
+  int64_t paste_start = 0;  // the token index of the separator before the paste (copy tasks)
+  int64_t length = 0;       // the string's length
+};
 
 // What a figure's drawing and claims see: the experiment as run and its summary.
 struct FigureRun {
@@ -36,6 +45,9 @@ struct FigureRun {
       experiment;  // the preset with the overrides, unresolved (sweep.h), its teacher entries filled in
   ExperimentSummary summary;
   PreparedTeacher teacher;  // the experiment's teacher stage (teacher.h); empty file when it has none
+  // When set, a point's final maps come from here instead of its checkpoint: the seam tests use to give
+  // synthetic maps to the map claims.
+  std::function<absl::StatusOr<FinalMaps>(const RunResult&)> maps;
 };
 
 struct FigureDef {
@@ -43,6 +55,9 @@ struct FigureDef {
   std::string title;  // "Fig. 1: copy with a 4-layer Mamba, default vs mimetic init"
   std::function<absl::StatusOr<Figure>(const FigureRun&)> draw;
   std::function<absl::StatusOr<std::vector<Claim>>(const FigureRun&)> claims;
+  // False for a target that is not one of the paper's figures (γ-init, the attention-to-Mamba
+  // transfer): its claims are counted as "other target", apart from the paper's.
+  bool paper_figure = true;
 };
 
 // Every figure, in the paper's order.
@@ -58,12 +73,16 @@ std::string PresetPath(const std::string& figure, const std::string& preset);
 absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string& figure,
                                       const std::string& preset, const std::vector<std::string>& overrides);
 
+// The figure's claims on `run`, each with its kind: every claim of a figure that is not the paper's is
+// kOtherTarget. Claims that cannot be computed come back as one claim "<id>.all", not tested, saying why.
+std::vector<Claim> JudgeFigure(const FigureDef& def, const FigureRun& run);
+
 // Trains the preset's teacher first when it has one (teacher.h: a stand-in for a pretrained checkpoint,
 // which claims.md and the report's note then describe), runs the figure's sweep (resuming finished and
-// unfinished points), then writes figure.png and
-// claims.md into the run directory; returns the entry for the paper's report. A figure or claim
-// that cannot be drawn or computed is reported (status, a claim "not tested" saying why), not fatal.
-// With options.launcher kSlurm the sweep is submitted instead, nothing is drawn, and the submission is
+// unfinished points), then writes figure.png,
+// claims.md and claims.json (ClaimsJson) into the run directory; returns the entry for the paper's report. A
+// figure or claim that cannot be drawn or computed is reported (status, a claim "not tested" saying why), not
+// fatal. With options.launcher kSlurm the sweep is submitted instead, nothing is drawn, and the submission is
 // stored in `submitted` (when given); RunFigure with options.aggregate_only draws it once finished.
 absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
                                        const Experiment& experiment, const RunOptions& options,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -10,7 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/config/room.h"
+#include "mimetic/experiments/config/sweep.h"
 #include "mimetic/init/transform.h"
+#include "mimetic/models/spec.h"
 #include "mimetic/ops/shape/shape.h"
 #include "mimetic/train/checkpoint.h"
 
@@ -106,6 +110,7 @@ absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const 
 }
 
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point) {
+  if (run.maps) return run.maps(point);
   ASSIGN_OR_RETURN(Experiment e, PointExperiment(run.experiment, point.point));
   const Variant& v = e.variants(0);
   const core::Key key = core::Key::FromSeed(point.point.seed);
@@ -115,6 +120,61 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
   const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
   ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
   return ComputeMaps(e, point.point.seed, ckpt.state.params, model.spec);
+}
+
+std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group, std::string* problem) {
+  std::map<uint64_t, FinalMaps> out;
+  for (const RunResult* r : group.runs) {
+    absl::StatusOr<FinalMaps> m = ComputeFinalMaps(run, *r);
+    if (m.ok()) {
+      out[r->point.seed] = *std::move(m);
+    } else if (problem != nullptr && problem->empty()) {
+      *problem = std::string(m.status().message());
+    }
+  }
+  if (problem != nullptr && problem->empty() && out.empty()) *problem = "the group has no finished runs";
+  return out;
+}
+
+namespace {
+
+// The room line of one point experiment (one variant), or "" when its model cannot be resolved.
+std::string RoomLine(const std::string& label, const Experiment& e) {
+  absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(e, e.variants(0)));
+  if (!spec.ok()) return "";
+  const std::optional<int> key = MinKeyDimension(*spec);
+  std::string line = absl::StrCat(label, ": ", key ? KeyDimensionText(*spec) : "softmax attention only");
+  if (key) {
+    std::vector<std::string> lengths;
+    for (int len : e.eval().lengths()) lengths.push_back(absl::StrCat(len, *key <= len ? " (no room)" : ""));
+    absl::StrAppend(&line, " vs lengths ", absl::StrJoin(lengths, ", "));
+  }
+  int longest = 0;
+  for (int len : e.eval().lengths()) longest = std::max(longest, len);
+  const std::optional<int64_t> row = TrainingRowTokens(e.task()), example = ExampleTokens(e.task(), longest);
+  if (row && example) {
+    absl::StrAppend(&line, "; training row ", *row, " tokens, longest eval example ", *example, " tokens",
+                    *example > *row ? " (longer than any training row)" : "");
+  }
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> RoomLines(const FigureRun& run) {
+  std::vector<std::string> lines;
+  std::set<std::string> seen;
+  for (const Group& g : run.summary.aggregate.groups) {
+    if (g.runs.empty()) continue;
+    absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
+    if (!e.ok()) continue;
+    // Groups that differ only in axes the model and task do not see (seeds, rates, init flags) give the
+    // same line: shown once, under the first group's label.
+    const std::string line = RoomLine(g.Label(), *e);
+    const std::string body = line.substr(line.find(": ") + 2);
+    if (!line.empty() && seen.insert(body).second) lines.push_back(line);
+  }
+  return lines;
 }
 
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {

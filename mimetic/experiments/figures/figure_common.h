@@ -46,13 +46,13 @@ Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int colo
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);
 
 // Every layer's attention map and average mask of a finished point's final model, on the example
-// the point's own plots use (its eval key, length eval.map_length or the first eval length).
-struct FinalMaps {
-  std::vector<models::LayerMap> maps;
-  int64_t paste_start = 0;  // the token index of the separator before the paste (copy tasks)
-  int64_t length = 0;       // the string's length
-};
+// the point's own plots use (its eval key, length eval.map_length or the first eval length); FinalMaps
+// is in figure.h. run.maps, when set, answers instead.
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point);
+// The final maps of every seed of `group` that has them, by seed: map claims read every seed, not the
+// first. `problem` (when given) gets the first failure's message.
+std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group,
+                                         std::string* problem = nullptr);
 // The same example's maps for any model (e.g. a teacher checkpoint, Fig. 11), `e` a point experiment.
 absl::StatusOr<FinalMaps> ComputeMaps(const Experiment& e, uint64_t seed, const core::ParamTree& params,
                                       const models::ModelSpec& spec);
@@ -70,6 +70,14 @@ double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b);
 // 64}, "mqar128" -> {"mqar", 128}; {"", 0} when the name has no such form (Figs. 8 and 9 name their
 // task values so).
 std::pair<std::string, int> TaskAndLength(const std::string& value_name);
+
+// The room each compared model gives mimetic init's mechanism (config/room.h), one line per distinct
+// model and task of the run's groups: its key dimension against each eval length ("no room" where the
+// key dimension is <= the length: a mimetic layer is linear attention with that key dimension, which
+// cannot hold a string that long exactly), and the training row against the longest eval example in
+// token ids. E.g. "mimetic: Mamba 2 key min(N 32, D 64) = 32 vs lengths 16, 32 (no room), 64 (no room);
+// training row 65 tokens, longest eval example 131 tokens (longer than any training row)".
+std::vector<std::string> RoomLines(const FigureRun& run);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);

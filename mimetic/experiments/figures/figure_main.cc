@@ -184,7 +184,7 @@ int RunFigures(const LoadedPresets& loaded, const std::string& preset, const Run
       std::cout << SubmissionMessage(*submitted, loaded.experiments[i].name(), options.slurm.dry_run);
       continue;
     }
-    std::cout << def.title << ": " << VerdictCountsLine(r->claims) << "\n  " << r->claims_md_path << "\n  "
+    std::cout << def.title << ": " << TalliesLine(r->claims) << "\n  " << r->claims_md_path << "\n  "
               << (r->png_path.empty() ? "(no figure: " + r->status + ")" : r->png_path) << "\n";
     report->push_back(*r);
   }

@@ -76,6 +76,7 @@ std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
                                 figure.preset, "`\n- Training time (the runs' own clocks, summed; with ",
                                 "--jobs=N the wall clock is about 1/N of it): ", WallTime(figure), "\n");
   if (!figure.note.empty()) absl::StrAppend(&md, "- Note: ", MarkdownCell(figure.note), "\n");
+  md += RoomMarkdown(figure.room);
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {
@@ -99,9 +100,10 @@ std::string MarkdownFigure(const std::string& dir, const ReportFigure& figure) {
     md += "\nNo claims were evaluated for this figure.\n\n";
     return md;
   }
+  absl::StrAppend(&md, "- Verdicts: ", MarkdownCell(TalliesLine(figure.claims)), "\n");
   md += "\n| claim | paper | measured | verdict |\n|---|---|---|---|\n";
   for (const Claim& c : figure.claims) {
-    absl::StrAppend(&md, "| ", MarkdownCell(c.id), " | ", MarkdownCell(c.paper), " | ",
+    absl::StrAppend(&md, "| ", MarkdownCell(c.id + KindLabel(c.kind)), " | ", MarkdownCell(c.paper), " | ",
                     MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
   }
   md += "\nRules:\n\n";
@@ -138,9 +140,10 @@ ul.rules { font-size: 0.92em; color: #333; }
 std::string HtmlClaimRows(const std::vector<Claim>& claims, const std::string& figure_cell) {
   std::string html;
   for (const Claim& c : claims) {
-    absl::StrAppend(&html, "<tr>", figure_cell, "<td><code>", HtmlEscape(c.id), "</code> ",
-                    HtmlEscape(c.paper), "</td><td>", HtmlEscape(c.measured), "</td><td class=\"verdict ",
-                    VerdictClass(c.verdict), "\">", HtmlEscape(VerdictName(c.verdict)), "</td></tr>\n");
+    absl::StrAppend(&html, "<tr>", figure_cell, "<td><code>", HtmlEscape(c.id), "</code>",
+                    HtmlEscape(KindLabel(c.kind)), " ", HtmlEscape(c.paper), "</td><td>",
+                    HtmlEscape(c.measured), "</td><td class=\"verdict ", VerdictClass(c.verdict), "\">",
+                    HtmlEscape(VerdictName(c.verdict)), "</td></tr>\n");
   }
   return html;
 }
@@ -155,6 +158,11 @@ std::string HtmlFigure(const ReportFigure& figure) {
       "</li>\n<li>Preset: <code>", HtmlEscape(figure.preset),
       "</code></li>\n<li>Training time (the runs' own clocks, summed): ", WallTime(figure), "</li>\n");
   if (!figure.note.empty()) absl::StrAppend(&html, "<li>Note: ", HtmlEscape(figure.note), "</li>\n");
+  if (!figure.room.empty()) {
+    html += "<li>Room (key dimension vs each eval length; training row vs the longest eval example):<ul>\n";
+    for (const std::string& line : figure.room) absl::StrAppend(&html, "<li>", HtmlEscape(line), "</li>\n");
+    html += "</ul></li>\n";
+  }
   for (const auto& [label, path] :
        {std::pair<const char*, const std::string&>{"Claims", figure.claims_md_path},
         {"Summary", figure.summary_csv_path}}) {
@@ -178,7 +186,8 @@ std::string HtmlFigure(const ReportFigure& figure) {
     html += "<p>No claims were evaluated for this figure.</p>\n</section>\n";
     return html;
   }
-  absl::StrAppend(&html, "<table>\n<tr><th>claim</th><th>measured</th><th>verdict</th></tr>\n",
+  absl::StrAppend(&html, "<p>Verdicts: ", HtmlEscape(TalliesLine(figure.claims)), "</p>\n",
+                  "<table>\n<tr><th>claim</th><th>measured</th><th>verdict</th></tr>\n",
                   HtmlClaimRows(figure.claims, ""), "</table>\n<ul class=\"rules\">\n");
   for (const Claim& c : figure.claims) {
     absl::StrAppend(&html, "<li><code>", HtmlEscape(c.id),
@@ -204,12 +213,13 @@ std::string HtmlEscape(const std::string& text) {
 std::string ReportMarkdown(const std::string& dir, const std::string& title, const std::string& machine,
                            const std::vector<ReportFigure>& figures) {
   std::string md = absl::StrCat("# ", MarkdownCell(title), "\n\nMachine: ", MarkdownCell(machine), "\n\n",
-                                "## All claims\n\n", VerdictCountsLine(AllClaims(figures)), "\n\n",
+                                "## All claims\n\n", TalliesLine(AllClaims(figures)), "\n\n",
                                 "| figure | claim | measured | verdict |\n|---|---|---|---|\n");
   for (const ReportFigure& f : figures) {
     for (const Claim& c : f.claims) {
-      absl::StrAppend(&md, "| ", MarkdownCell(f.id), " | `", MarkdownCell(c.id), "` ", MarkdownCell(c.paper),
-                      " | ", MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
+      absl::StrAppend(&md, "| ", MarkdownCell(f.id), " | `", MarkdownCell(c.id), "`",
+                      MarkdownCell(KindLabel(c.kind)), " ", MarkdownCell(c.paper), " | ",
+                      MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
     }
   }
   md +=
@@ -217,7 +227,7 @@ std::string ReportMarkdown(const std::string& dir, const std::string& title, con
       "|---|---|---|---|---|\n";
   for (const ReportFigure& f : figures) {
     absl::StrAppend(&md, "| ", MarkdownCell(f.id), " | ", MarkdownCell(StatusText(f)), " | `", f.preset,
-                    "` | ", WallTime(f), " | ", VerdictCountsLine(f.claims), " |\n");
+                    "` | ", WallTime(f), " | ", TalliesLine(f.claims), " |\n");
   }
   md += "\n";
   for (const ReportFigure& f : figures) md += MarkdownFigure(dir, f);
@@ -230,7 +240,7 @@ std::string ReportHtml(const std::string& title, const std::string& machine,
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", HtmlEscape(title),
       "</title>\n<style>", kCss, "</style>\n</head>\n<body>\n<h1>", HtmlEscape(title),
       "</h1>\n<p class=\"machine\">Machine: ", HtmlEscape(machine), "</p>\n<h2>All claims</h2>\n<p>",
-      HtmlEscape(VerdictCountsLine(AllClaims(figures))),
+      HtmlEscape(TalliesLine(AllClaims(figures))),
       "</p>\n<table "
       "id=\"claims\">\n<tr><th>figure</th><th>claim</th><th>measured</th><th>verdict</th></tr>\n");
   for (const ReportFigure& f : figures) {
@@ -244,7 +254,7 @@ std::string ReportHtml(const std::string& title, const std::string& machine,
     absl::StrAppend(&html, "<tr><td><a href=\"#", HtmlEscape(f.id), "\">", HtmlEscape(f.id), "</a></td><td",
                     Done(f) ? "" : " class=\"missing\"", ">", HtmlEscape(StatusText(f)), "</td><td><code>",
                     HtmlEscape(f.preset), "</code></td><td>", WallTime(f), "</td><td>",
-                    HtmlEscape(VerdictCountsLine(f.claims)), "</td></tr>\n");
+                    HtmlEscape(TalliesLine(f.claims)), "</td></tr>\n");
   }
   html += "</table>\n";
   for (const ReportFigure& f : figures) html += HtmlFigure(f);

@@ -31,6 +31,8 @@ struct ReportFigure {
   // What a reader must know to read the figure, e.g. that its checkpoint is a stand-in teacher the target
   // trained itself; printed under the status when set.
   std::string note;
+  // The room each compared model gives the mechanism (figure_common.h RoomLines); listed when set.
+  std::vector<std::string> room;
 };
 
 // Writes dir/report.md and dir/report.html (each atomically; creates dir). `machine` is printed under

@@ -41,8 +41,9 @@ Runs MakeRuns(const std::string& name) {
   EXPECT_TRUE(Write(fig2 + "/claims.md", "# Claims").ok());
   Claim good{"fig1.copy", "Fig. 1: mimetic copies <strings> at 2x", "0.91 vs 0.12", Verdict::kReproduced,
              "mimetic > default + 0.2"};
-  Claim bad{"fig1.maps", "Fig. 1: maps look like attention", "corr 0.1", Verdict::kNotReproduced,
-            "corr >= 0.5"};
+  Claim bad{"fig1.maps",   "Fig. 1: maps look like attention",
+            "corr 0.1",    Verdict::kNotReproduced,
+            "corr >= 0.5", ClaimKind::kStandIn};
   Claim partly{"fig2.hybrid", "Fig. 2: the hybrid | learns faster", "0.5 vs 0.4", Verdict::kPartly, "rule"};
   runs.figures = {
       ReportFigure{"fig1",
@@ -75,15 +76,20 @@ TEST(ReportTest, MarkdownHasAllClaimsThenFigures) {
   absl::StatusOr<std::string> md = core::ReadTextFile(dir + "/report.md");
   ASSERT_TRUE(md.ok());
   EXPECT_THAT(*md, HasSubstr("# Reproduction\n\nMachine: Test CPU, 2 cores, 2026-11-24 01:00 UTC\n"));
-  EXPECT_THAT(*md, HasSubstr("3 claims: 1 reproduced, 1 partly, 1 not reproduced\n"));
+  // The paper's claims are counted apart from the stand-ins, overall and per figure.
+  EXPECT_THAT(*md, HasSubstr("## All claims\n\npaper's claims: 2 (1 reproduced, 1 partly); stand-ins: 1 (1 "
+                             "not reproduced)\n"));
   EXPECT_THAT(*md, HasSubstr("| fig1 | `fig1.copy` Fig. 1: mimetic copies \\<strings> at 2x | 0.91 vs 0.12 | "
-                             "**reproduced** |\n| fig1 | `fig1.maps`"));
+                             "**reproduced** |\n| fig1 | `fig1.maps` (stand-in) Fig. 1"));
   EXPECT_THAT(*md, HasSubstr("| fig2 | `fig2.hybrid` Fig. 2: the hybrid \\| learns faster |"));
   // The overview names every figure, the one that did not run included.
+  EXPECT_THAT(
+      *md, HasSubstr("| fig1 | done | `cpu` | 13 min 32 s | paper's claims: 1 (1 reproduced); stand-ins: 1 "
+                     "(1 not reproduced) |"));
+  EXPECT_THAT(*md, HasSubstr("| fig2 | done | `cpu` | 42.2 s | paper's claims: 1 (1 partly) |"));
   EXPECT_THAT(*md,
-              HasSubstr("| fig1 | done | `cpu` | 13 min 32 s | 2 claims: 1 reproduced, 1 not reproduced |"));
-  EXPECT_THAT(*md, HasSubstr("| fig2 | done | `cpu` | 42.2 s | 1 claim: 1 partly |"));
-  EXPECT_THAT(*md, HasSubstr("| fig5 | missing: not run: stopped by the user | `cpu` | - | 0 claims |"));
+              HasSubstr("| fig5 | missing: not run: stopped by the user | `cpu` | - | paper's claims: 0 |"));
+  EXPECT_THAT(*md, HasSubstr("| fig1.maps (stand-in) | Fig. 1: maps look like attention |"));
   // Relative links from runs/paper to runs/fig1.
   EXPECT_THAT(*md, HasSubstr("![Fig. 1: copy](../fig1/figure.png)"));
   EXPECT_THAT(*md, HasSubstr("- Claims: [claims.md](../fig1/claims.md)"));
@@ -102,6 +108,7 @@ TEST(ReportTest, MarkdownHasAllClaimsThenFigures) {
 TEST(ReportTest, AFiguresNoteIsPrinted) {
   Runs runs = MakeRuns("note");
   runs.figures[1].note = "The checkpoint is a stand-in teacher that this target trained itself first";
+  runs.figures[1].room = {"hybrid: Mamba 2 key min(N 16, D 32) = 16 vs lengths 10, 20 (no room)"};
   const std::string dir = runs.root + "/paper";
   ASSERT_TRUE(WriteReport(dir, "Reproduction", "Test CPU", runs.figures).ok());
   EXPECT_THAT(core::ReadTextFile(dir + "/report.md").value(),
@@ -110,6 +117,13 @@ TEST(ReportTest, AFiguresNoteIsPrinted) {
   EXPECT_THAT(core::ReadTextFile(dir + "/report.html").value(),
               HasSubstr("<li>Note: The checkpoint is a stand-in teacher that "
                         "this target trained itself first</li>"));
+  // The room of the figure's models, under the note, in both documents.
+  EXPECT_THAT(
+      core::ReadTextFile(dir + "/report.md").value(),
+      HasSubstr("training row vs the longest eval example):\n  - hybrid: Mamba 2 key min(N 16, D 32) = "
+                "16 vs lengths 10, 20 (no room)\n"));
+  EXPECT_THAT(core::ReadTextFile(dir + "/report.html").value(),
+              HasSubstr("<li>hybrid: Mamba 2 key min(N 16, D 32) = 16 vs lengths 10, 20 (no room)</li>"));
 }
 
 TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {
@@ -125,6 +139,9 @@ TEST(ReportTest, HtmlIsSelfContainedWithEmbeddedPictures) {
   EXPECT_THAT(*html, HasSubstr("<td class=\"verdict v-reproduced\">reproduced</td>"));
   EXPECT_THAT(*html, HasSubstr("<td class=\"verdict v-not-reproduced\">not reproduced</td>"));
   EXPECT_THAT(*html, HasSubstr("<td class=\"verdict v-partly\">partly</td>"));
+  EXPECT_THAT(*html, HasSubstr("<p>paper&#39;s claims: 2 (1 reproduced, 1 partly); stand-ins: 1 (1 not "
+                               "reproduced)</p>"));
+  EXPECT_THAT(*html, HasSubstr("<code>fig1.maps</code> (stand-in) Fig. 1"));
   EXPECT_THAT(*html, HasSubstr(absl::StrCat("<p class=\"missing\">Picture missing: <code>", runs.root,
                                             "/fig2/figure.png</code> (no such file)</p>")));
   EXPECT_THAT(*html, HasSubstr("<td class=\"missing\">missing: not run: stopped by the user</td>"));

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/config/room.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -54,9 +56,24 @@ std::string Group::Axis(const std::string& name) const {
   return "";
 }
 
+int SelectionOf(const Experiment& e, const GridPoint& point, bool* token) {
+  Experiment resolved = e;
+  bool applied = true;
+  for (const std::string& o : point.overrides) applied = applied && ApplyOverride(o, &resolved).ok();
+  // An override that no longer applies (an old run directory) leaves the base task: still a choice.
+  const TaskSpec& task = applied ? resolved.task() : e.task();
+  *token = task.has_mqar() || task.has_mqar_copy();
+  if (e.sweep().select_length() != 0) return e.sweep().select_length();
+  const int train = TrainLength(task);
+  for (int len : e.eval().lengths()) {
+    if (train > 0 && len == train) return train;
+  }
+  return e.eval().lengths_size() > 0 ? e.eval().lengths(0) : 0;
+}
+
 Aggregate AggregateRuns(const Experiment& e, const std::vector<RunResult>& runs) {
   Aggregate out;
-  out.select_length = e.sweep().select_length() != 0 ? e.sweep().select_length() : e.eval().lengths(0);
+  bool first_group = true;
   const std::string lr_axis = LrAxis(e);
   // Group key -> (lr value -> runs), keeping grid order.
   std::vector<std::string> order;
@@ -90,11 +107,18 @@ Aggregate AggregateRuns(const Experiment& e, const std::vector<RunResult>& runs)
   for (const std::string& key : order) {
     Group g = groups[key];
     const auto& rates = by_lr[key];
+    // Every rate of a group shares its non-rate axes, so the first run names the group's task.
+    bool token = false;
+    g.select_length = SelectionOf(e, rates.front().second.front()->point, &token);
+    g.select_metric = token ? "per-query" : "exact";
+    out.select_length = first_group || out.select_length == g.select_length ? g.select_length : 0;
+    first_group = false;
     size_t best = 0;
     for (size_t i = 0; i < rates.size(); ++i) {
       std::vector<double> exact, loss;
       for (const RunResult* r : rates[i].second) {
-        exact.push_back(FinalExact(r->result, out.select_length));
+        exact.push_back(token ? FinalToken(r->result, g.select_length)
+                              : FinalExact(r->result, g.select_length));
         loss.push_back(r->result.final_loss());
       }
       g.candidates.push_back(LrCandidate{rates[i].first, MeanSe(exact), MeanSe(loss)});
@@ -149,13 +173,15 @@ std::string SummaryMarkdown(const Experiment& e, const Aggregate& a) {
   }
   out << "\nmean ± standard error over seeds.";
   if (lr) {
-    out << " Learning rate chosen per row by the mean final exact accuracy at length " << a.select_length
-        << " (ties: lower final training loss):\n\n| variant | lr | exact@" << a.select_length
-        << " | final loss |\n|---|---|---|---|\n";
+    out << " Learning rate chosen per row by the mean final selection metric at the row's selection "
+           "length (sweep.select_length, else the row's training length when evaluated, else the first "
+           "eval length; per-query accuracy for MQAR, exact otherwise; ties: lower final training loss):"
+           "\n\n| variant | lr | selected on | score | final loss |\n|---|---|---|---|---|\n";
     for (const Group& g : a.groups) {
       for (const LrCandidate& c : g.candidates) {
         out << "| " << g.Label() << " | " << c.lr << (c.lr == g.lr ? " (chosen)" : "") << " | "
-            << FormatStat(c.exact) << " | " << FormatStat(c.loss, 4) << " |\n";
+            << g.select_metric << "@" << g.select_length << " | " << FormatStat(c.exact) << " | "
+            << FormatStat(c.loss, 4) << " |\n";
       }
     }
   } else {

@@ -23,7 +23,7 @@ namespace mimetic::experiments {
 // One learning rate of a group, as the selection saw it.
 struct LrCandidate {
   std::string lr;  // the axis's value name
-  Stat exact;      // final exact accuracy at the selection length, over seeds
+  Stat exact;      // the selection metric (Group::select_metric) at the selection length, over seeds
   Stat loss;       // final training loss, over seeds
 };
 
@@ -36,6 +36,9 @@ struct Group {
   std::map<int, Stat> exact, token;    // eval length -> final accuracy over seeds
   Stat loss;
   int diverged = 0;  // runs of the chosen rate that diverged
+  // Where and how the rate was chosen (see SelectionOf): the length, and "exact" or "per-query".
+  int select_length = 0;
+  std::string select_metric = "exact";
 
   // "mimetic" or "mimetic a=true,bc=false".
   std::string Label() const;
@@ -46,12 +49,19 @@ struct Group {
 struct Aggregate {
   std::vector<Group> groups;            // in grid order
   std::vector<std::string> unfinished;  // point directories without a result
-  int select_length = 0;                // the length learning rates were selected on
+  int select_length = 0;                // the length every group's rate was selected on (0: they differ)
 };
 
+// The length and metric a point's learning rate is chosen on, where its figure reads it: the length is
+// sweep.select_length when set, else the point's own training length (TrainLength of its task once its
+// overrides are applied, e.g. L of "copy500") when that is one of eval.lengths, else eval.lengths(0); the
+// metric is per-query (per-token) accuracy for mqar and mqar_copy, as the figures read MQAR, and exact
+// accuracy for every other task. `token` is set true for per-query.
+int SelectionOf(const Experiment& experiment, const GridPoint& point, bool* token);
+
 // Groups `runs` (finished or not; unfinished ones are listed, not counted). The best rate of a group
-// has the highest mean final exact accuracy at the selection length; ties go to the lower mean final
-// training loss, then to the earlier value in the axis.
+// has the highest mean final selection metric at its selection length (SelectionOf its first run); ties
+// go to the lower mean final training loss, then to the earlier value in the axis.
 Aggregate AggregateRuns(const Experiment& experiment, const std::vector<RunResult>& runs);
 
 // The group with this label (nullptr when absent).

@@ -1,7 +1,10 @@
 #include "mimetic/experiments/results/aggregate.h"
 
 #include <cmath>
+#include <map>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/config.h"
@@ -111,6 +114,81 @@ TEST(AggregateTest, DivergedRunsAreCountedAndLoseTheSelection) {
   a = AggregateRuns(WithLrAxis(), runs);
   EXPECT_EQ(a.groups[0].diverged, 1);
   EXPECT_THAT(SummaryMarkdown(WithLrAxis(), a), HasSubstr("(1 diverged)"));
+}
+
+// A finished point of a sweep over the task (a "copy<L>"-style axis applied by override) and the rate.
+RunResult TaskPoint(const std::string& task_override, const std::string& lr,
+                    std::map<int, std::pair<double, double>> exact_token) {
+  RunResult r;
+  r.point.variant = "default";
+  r.point.seed = 1;
+  r.point.axes = {{"task", task_override.substr(0, 8)}, {"lr", lr}};
+  r.point.overrides = {"task=" + task_override, "train.lr=" + lr};
+  r.point.dir = "points/default/" + lr;
+  r.finished = true;
+  r.result.set_final_loss(1.0);
+  for (const auto& [len, et] : exact_token) {
+    LengthAccuracy* a = r.result.add_final();
+    a->set_length(len);
+    a->set_exact(et.first);
+    a->set_token(et.second);
+  }
+  return r;
+}
+
+Experiment TaskAndLrSweep(const std::string& base_task) {
+  Experiment e = ParseExperiment(absl::StrCat(R"pb(
+                                                name: "sel"
+                                                variants { name: "default" }
+                                                eval { lengths: [ 8, 16, 32 ] }
+                                                seeds: [ 1 ]
+                                                sweep {
+                                                  axes {
+                                                    fields: "train.lr"
+                                                    values: [ "1e-3", "1e-4" ]
+                                                  }
+                                                } task)pb",
+                                              base_task))
+                     .value();
+  return e;
+}
+
+// Fig. 9-like: the point trains copy at L = 16 (its task set by the sweep's override); 1e-3 copies the
+// first eval length 8 perfectly but 16 poorly, 1e-4 copies 16 well. Before, every point was chosen at
+// eval.lengths(0) = 8 (1e-3); now at its own training length 16.
+TEST(AggregateTest, ChoosesTheRateAtThePointsOwnTrainingLength) {
+  const std::string copy16 = "{ copy { max_len: 16 context_len: 64 } }";
+  std::vector<RunResult> runs = {TaskPoint(copy16, "1e-3", {{8, {1.0, 1.0}}, {16, {0.2, 0.6}}}),
+                                 TaskPoint(copy16, "1e-4", {{8, {0.9, 0.95}}, {16, {0.8, 0.9}}})};
+  const Experiment e = TaskAndLrSweep("{ copy { max_len: 8 context_len: 64 } }");
+  Aggregate a = AggregateRuns(e, runs);
+  ASSERT_EQ(a.groups.size(), 1u);
+  EXPECT_EQ(a.groups[0].lr, "1e-4");
+  EXPECT_EQ(a.groups[0].select_length, 16);
+  EXPECT_EQ(a.groups[0].select_metric, "exact");
+  EXPECT_THAT(SummaryMarkdown(e, a), HasSubstr("| 1e-4 (chosen) | exact@16 |"));
+  // A training length that is not evaluated falls back to the first eval length.
+  const std::string copy12 = "{ copy { max_len: 12 context_len: 64 } }";
+  runs = {TaskPoint(copy12, "1e-3", {{8, {1.0, 1.0}}, {16, {0.2, 0.6}}}),
+          TaskPoint(copy12, "1e-4", {{8, {0.9, 0.95}}, {16, {0.8, 0.9}}})};
+  a = AggregateRuns(e, runs);
+  EXPECT_EQ(a.groups[0].lr, "1e-3");
+  EXPECT_EQ(a.groups[0].select_length, 8);
+}
+
+// MQAR is read per query: rate a gets fewer whole examples right (0.1 vs 0.2) but more queries (0.6 vs
+// 0.4). Before, the all-queries-exact score chose b.
+TEST(AggregateTest, ChoosesMqarRatesByPerQueryAccuracy) {
+  const std::string mqar16 = "{ mqar { vocab: 64 seq_len: 16 num_kv_pairs: 4 } }";
+  const std::vector<RunResult> runs = {TaskPoint(mqar16, "1e-3", {{16, {0.1, 0.6}}}),
+                                       TaskPoint(mqar16, "1e-4", {{16, {0.2, 0.4}}})};
+  const Experiment e = TaskAndLrSweep(mqar16);
+  const Aggregate a = AggregateRuns(e, runs);
+  ASSERT_EQ(a.groups.size(), 1u);
+  EXPECT_EQ(a.groups[0].lr, "1e-3");
+  EXPECT_EQ(a.groups[0].select_length, 16);
+  EXPECT_EQ(a.groups[0].select_metric, "per-query");
+  EXPECT_THAT(SummaryMarkdown(e, a), HasSubstr("| 1e-3 (chosen) | per-query@16 |"));
 }
 
 }  // namespace

@@ -35,25 +35,85 @@ bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
   return diff <= tolerance || diff <= 2 * std::sqrt(a.se * a.se + b.se * b.se);
 }
 
+bool AllBelow(std::initializer_list<Stat> stats, double floor) {
+  for (const Stat& s : stats) {
+    if (s.n > 0 && !(s.mean < floor)) return false;
+  }
+  return true;
+}
+
 Verdict Graded(bool reproduced, bool partly) {
   if (reproduced) return Verdict::kReproduced;
   return partly ? Verdict::kPartly : Verdict::kNotReproduced;
 }
 
-std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims) {
+std::string ClaimKindName(ClaimKind kind) {
+  switch (kind) {
+    case ClaimKind::kPaper:
+      return "paper";
+    case ClaimKind::kStandIn:
+      return "stand-in";
+    case ClaimKind::kOtherTarget:
+      return "other target";
+  }
+  return "paper";
+}
+
+absl::StatusOr<ClaimKind> ParseClaimKind(const std::string& name) {
+  for (ClaimKind k : kAllClaimKinds) {
+    if (ClaimKindName(k) == name) return k;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("claim kind \"", name, "\" is not one of \"paper\", \"stand-in\", \"other target\""));
+}
+
+std::string KindLabel(ClaimKind kind) {
+  return kind == ClaimKind::kPaper ? "" : absl::StrCat(" (", ClaimKindName(kind), ")");
+}
+
+std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims, std::optional<ClaimKind> kind) {
   std::array<int, 4> counts{};
-  for (const Claim& claim : claims) ++counts[static_cast<size_t>(claim.verdict)];
+  for (const Claim& claim : claims) {
+    if (!kind.has_value() || claim.kind == *kind) ++counts[static_cast<size_t>(claim.verdict)];
+  }
   return counts;
 }
 
-std::string VerdictCountsLine(const std::vector<Claim>& claims) {
-  const std::array<int, 4> counts = CountVerdicts(claims);
+namespace {
+
+// "2 reproduced, 1 partly" (verdicts with 0 left out).
+std::string VerdictParts(const std::array<int, 4>& counts) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < kAllVerdicts.size(); ++i) {
     if (counts[i] > 0) parts.push_back(absl::StrCat(counts[i], " ", VerdictName(kAllVerdicts[i])));
   }
+  return absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
+std::string VerdictCountsLine(const std::vector<Claim>& claims) {
+  const std::string parts = VerdictParts(CountVerdicts(claims));
   return absl::StrCat(claims.size(), claims.size() == 1 ? " claim" : " claims",
-                      parts.empty() ? std::string() : absl::StrCat(": ", absl::StrJoin(parts, ", ")));
+                      parts.empty() ? std::string() : absl::StrCat(": ", parts));
+}
+
+std::string TalliesLine(const std::vector<Claim>& claims) {
+  std::vector<std::string> tallies;
+  for (ClaimKind kind : kAllClaimKinds) {
+    const std::array<int, 4> counts = CountVerdicts(claims, kind);
+    int n = 0;
+    for (int c : counts) n += c;
+    // The paper's tally is always shown (0 says no claim of the paper was judged); the others only when
+    // they have claims.
+    if (n == 0 && kind != ClaimKind::kPaper) continue;
+    const std::string name = kind == ClaimKind::kPaper     ? "paper's claims"
+                             : kind == ClaimKind::kStandIn ? "stand-ins"
+                                                           : "other targets";
+    tallies.push_back(
+        absl::StrCat(name, ": ", n, n == 0 ? std::string() : absl::StrCat(" (", VerdictParts(counts), ")")));
+  }
+  return absl::StrJoin(tallies, "; ");
 }
 
 std::string MarkdownCell(const std::string& text) {
@@ -61,20 +121,28 @@ std::string MarkdownCell(const std::string& text) {
   return absl::StrReplaceAll(text, {{"|", "\\|"}, {"<", "\\<"}, {"\r\n", " "}, {"\n", " "}, {"\r", " "}});
 }
 
+std::string RoomMarkdown(const std::vector<std::string>& room) {
+  if (room.empty()) return "";
+  std::string md = "- Room (key dimension vs each eval length; training row vs the longest eval example):\n";
+  for (const std::string& line : room) absl::StrAppend(&md, "  - ", MarkdownCell(line), "\n");
+  return md;
+}
+
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
-                           const std::string& setup, const std::vector<Claim>& claims) {
-  std::string md =
-      absl::StrCat("# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
-                   "- Setup: ", MarkdownCell(setup), "\n", "- ", VerdictCountsLine(claims), "\n\n",
-                   "Each verdict is computed by code from this run's metrics with the rule "
-                   "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
+                           const std::string& setup, const std::vector<Claim>& claims,
+                           const std::vector<std::string>& room) {
+  std::string md = absl::StrCat(
+      "# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
+      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), "- ", TalliesLine(claims), "\n\n",
+      "Each verdict is computed by code from this run's metrics with the rule "
+      "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
   if (claims.empty()) {
     md += "No claims were evaluated for this figure.\n";
     return md;
   }
   md += "| claim | paper | measured | verdict |\n|---|---|---|---|\n";
   for (const Claim& c : claims) {
-    absl::StrAppend(&md, "| ", MarkdownCell(c.id), " | ", MarkdownCell(c.paper), " | ",
+    absl::StrAppend(&md, "| ", MarkdownCell(c.id + KindLabel(c.kind)), " | ", MarkdownCell(c.paper), " | ",
                     MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
   }
   md += "\n## Rules\n\n";
@@ -100,7 +168,8 @@ std::string ClaimsJson(const std::vector<Claim>& claims) {
                      {"paper", c.paper},
                      {"measured", c.measured},
                      {"verdict", VerdictName(c.verdict)},
-                     {"how", c.how}});
+                     {"how", c.how},
+                     {"kind", ClaimKindName(c.kind)}});
   }
   // Invalid UTF-8 in a string becomes U+FFFD instead of throwing.
   return array.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -130,7 +199,18 @@ absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text) {
       return absl::InvalidArgumentError(
           absl::StrCat("claims JSON: claim ", i, ": ", verdict.status().message()));
     }
-    claims.push_back(Claim{fields[0], fields[1], fields[2], *verdict, fields[4]});
+    ClaimKind kind = ClaimKind::kPaper;
+    if (item.contains("kind")) {
+      absl::StatusOr<ClaimKind> parsed = item["kind"].is_string()
+                                             ? ParseClaimKind(item["kind"].get<std::string>())
+                                             : absl::InvalidArgumentError("\"kind\" is not a string");
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("claims JSON: claim ", i, ": ", parsed.status().message()));
+      }
+      kind = *parsed;
+    }
+    claims.push_back(Claim{fields[0], fields[1], fields[2], *verdict, fields[4], kind});
   }
   return claims;
 }

@@ -15,6 +15,8 @@
 #define MIMETIC_EXPERIMENTS_CLAIMS_H_
 
 #include <array>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +32,26 @@ inline constexpr std::array<Verdict, 4> kAllVerdicts = {Verdict::kReproduced, Ve
 // "reproduced", "partly", "not reproduced", "not tested".
 std::string VerdictName(Verdict verdict);
 
+// What a claim's verdict says about the paper, so that the paper's claims are counted apart:
+//   kPaper: the paper's claim read as the paper reads it (its lengths, its metric, its models);
+//   kStandIn: a reading the paper did not make, standing in for one this run cannot make (at the
+//     training length instead of 2x, per token instead of exact, with a teacher this run trained itself);
+//   kOtherTarget: a claim of another paper or of a follow-up target (the γ and transfer figures).
+enum class ClaimKind { kPaper, kStandIn, kOtherTarget };
+inline constexpr std::array<ClaimKind, 3> kAllClaimKinds = {ClaimKind::kPaper, ClaimKind::kStandIn,
+                                                            ClaimKind::kOtherTarget};
+// "paper", "stand-in", "other target".
+std::string ClaimKindName(ClaimKind kind);
+// The inverse; InvalidArgument listing the three words otherwise.
+absl::StatusOr<ClaimKind> ParseClaimKind(const std::string& name);
+
 struct Claim {
   std::string id;        // short and stable, e.g. "fig1.copy"
   std::string paper;     // the paper's claim, quoted or paraphrased, with its figure
   std::string measured;  // the numbers this run measured for it
   Verdict verdict = Verdict::kNotTested;
   std::string how;  // the rule the code applied, e.g. "mimetic exact@100 >= default + 0.2 and >= 0.5"
+  ClaimKind kind = ClaimKind::kPaper;
 };
 
 // a.mean exceeds b.mean by more than `margin` AND by more than two standard errors of the difference,
@@ -46,28 +62,46 @@ bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
 // cannot tell a and b apart. False when either has no values.
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
 
+// True when every stat's mean is below `floor` (a stat with no values, whose mean is NaN, counts as
+// below): accuracies that are all near zero compare nothing with nothing, so a rule reading them gives
+// "not tested" rather than "not reproduced".
+bool AllBelow(std::initializer_list<Stat> stats, double floor = 0.05);
+
 // kReproduced when `reproduced`, else kPartly when `partly`, else kNotReproduced.
 Verdict Graded(bool reproduced, bool partly);
 
-// How many claims have each verdict, in kAllVerdicts order.
-std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims);
+// How many claims (of `kind` only, when given) have each verdict, in kAllVerdicts order.
+std::array<int, 4> CountVerdicts(const std::vector<Claim>& claims, std::optional<ClaimKind> kind = {});
 // "5 claims: 2 reproduced, 1 partly, 1 not reproduced, 1 not tested" (verdicts with 0 left out).
 std::string VerdictCountsLine(const std::vector<Claim>& claims);
+// The tallies a reader should see, the paper's claims apart from the rest: "paper's claims: 5 (2
+// reproduced, 1 partly, 2 not tested); stand-ins: 3 (3 not reproduced)" (a kind other than the paper's
+// with no claim is left out; verdicts with 0 too).
+std::string TalliesLine(const std::vector<Claim>& claims);
+// " (stand-in)" / " (other target)" / "" for the paper's own: the label a claim's id carries in tables.
+std::string KindLabel(ClaimKind kind);
 
 // Markdown for claims.md: a header naming the figure, preset and setup; a table
 // claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
 // newlines become spaces, so any text keeps the table intact and shows as written.
+// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model.
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
-                           const std::string& setup, const std::vector<Claim>& claims);
+                           const std::string& setup, const std::vector<Claim>& claims,
+                           const std::vector<std::string>& room = {});
+
+// The room lines as a markdown list item with one sub-item each ("" when there are none).
+std::string RoomMarkdown(const std::vector<std::string>& room);
 
 // `text` made safe for one markdown table cell.
 std::string MarkdownCell(const std::string& text);
 
 // The claims as data (claims.json beside claims.md), so the report can gather every figure's verdicts
-// without recomputing them: [{"id": ..., "paper": ..., "measured": ..., "verdict": "partly", "how": ...}].
+// without recomputing them: [{"id": ..., "paper": ..., "measured": ..., "verdict": "partly", "how": ...,
+// "kind": "stand-in"}].
 std::string ClaimsJson(const std::vector<Claim>& claims);
 // The inverse of ClaimsJson. InvalidArgument naming the claim's index and field for malformed JSON, a
-// missing or non-string field, or a verdict that is not one of VerdictName's words.
+// missing or non-string field, a verdict that is not one of VerdictName's words, or a kind that is not
+// one of ClaimKindName's ("kind" may be absent: claims written before it are the paper's).
 absl::StatusOr<std::vector<Claim>> ParseClaimsJson(const std::string& text);
 // "reproduced" -> kReproduced, ...; InvalidArgument listing the four words otherwise.
 absl::StatusOr<Verdict> ParseVerdict(const std::string& name);

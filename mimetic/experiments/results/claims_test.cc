@@ -47,6 +47,14 @@ TEST(CompareTest, ClearlyGreaterNeedsMarginAndTwoStandardErrors) {
   EXPECT_FALSE(NotClearlyDifferent(high, MeanSe({}), 1));
 }
 
+TEST(CompareTest, AllBelowTheFloorCountsMissingValuesAsBelow) {
+  EXPECT_TRUE(AllBelow({{0.01, 0, 3}, {0.04, 0.01, 3}}));
+  EXPECT_TRUE(AllBelow({{0.01, 0, 3}, MeanSe({})}));  // no values: nothing above the floor
+  EXPECT_FALSE(AllBelow({{0.01, 0, 3}, {0.05, 0, 3}}));
+  EXPECT_FALSE(AllBelow({{0.3, 0, 3}}, 0.2));
+  EXPECT_TRUE(AllBelow({{0.3, 0, 3}}, 0.5));
+}
+
 TEST(ClaimsTest, VerdictNamesAndCounts) {
   EXPECT_EQ(VerdictName(Verdict::kReproduced), "reproduced");
   EXPECT_EQ(VerdictName(Verdict::kPartly), "partly");
@@ -75,7 +83,7 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   EXPECT_THAT(md, HasSubstr("# Claims: Fig. 1: copy\n"));
   EXPECT_THAT(md, HasSubstr("- Preset: `cpu`\n"));
   EXPECT_THAT(md, HasSubstr("- Setup: 4-layer Mamba 2, width 64, 3 seeds\n"));
-  EXPECT_THAT(md, HasSubstr("3 claims: 1 reproduced, 1 not reproduced, 1 not tested"));
+  EXPECT_THAT(md, HasSubstr("- paper's claims: 3 (1 reproduced, 1 not reproduced, 1 not tested)\n"));
   EXPECT_THAT(md, HasSubstr("| claim | paper | measured | verdict |\n|---|---|---|---|\n"));
   EXPECT_THAT(md,
               HasSubstr("| fig1.copy | Fig. 1: mimetic init lets Mamba copy at length 100; default init does "
@@ -88,18 +96,52 @@ TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   EXPECT_THAT(md, HasSubstr("## Rules\n\n- `fig1.copy`: reproduced: mimetic > default + 0.2"));
   EXPECT_THAT(md, HasSubstr("- `fig1.maps`: (no rule given)\n"));
 
+  const std::string roomy =
+      ClaimsMarkdown("Fig. 1: copy", "cpu", "setup", claims,
+                     {"mimetic: Mamba 2 key min(N 32, D 64) = 32 vs lengths 16, 32 (no room)"});
+  EXPECT_THAT(roomy,
+              HasSubstr("- Setup: setup\n- Room (key dimension vs each eval length; training row vs the "
+                        "longest eval example):\n  - mimetic: Mamba 2 key min(N 32, D 64) = 32 vs "
+                        "lengths 16, 32 (no room)\n- paper's claims"));
+  EXPECT_THAT(md, Not(HasSubstr("- Room")));
+
   const std::string empty = ClaimsMarkdown("Fig. 9", "smoke", "tiny", {});
   EXPECT_THAT(empty, HasSubstr("No claims were evaluated"));
   EXPECT_THAT(empty, Not(HasSubstr("| claim |")));
+}
+
+// The paper's claims and the stand-ins are counted apart, and a stand-in row says what it is.
+TEST(ClaimsTest, TwoTalliesAndStandInLabels) {
+  std::vector<Claim> claims(6);
+  claims[0].verdict = claims[1].verdict = Verdict::kReproduced;
+  claims[2].verdict = Verdict::kNotTested;
+  claims[3].verdict = claims[4].verdict = Verdict::kNotReproduced;
+  claims[3].kind = claims[4].kind = ClaimKind::kStandIn;
+  claims[5].verdict = Verdict::kPartly;
+  claims[5].kind = ClaimKind::kOtherTarget;
+  claims[3].id = "fig6.train_len.m1_default_never";
+  EXPECT_EQ(CountVerdicts(claims, ClaimKind::kPaper), (std::array<int, 4>{2, 0, 0, 1}));
+  EXPECT_EQ(CountVerdicts(claims, ClaimKind::kStandIn), (std::array<int, 4>{0, 0, 2, 0}));
+  EXPECT_EQ(CountVerdicts(claims), (std::array<int, 4>{2, 1, 2, 1}));
+  EXPECT_EQ(TalliesLine(claims),
+            "paper's claims: 3 (2 reproduced, 1 not tested); stand-ins: 2 (2 not reproduced); other targets: "
+            "1 (1 partly)");
+  EXPECT_EQ(TalliesLine({}), "paper's claims: 0");
+  const std::string md = ClaimsMarkdown("Fig. 6", "cpu", "setup", claims);
+  EXPECT_THAT(md, HasSubstr("| fig6.train_len.m1_default_never (stand-in) |"));
+  EXPECT_THAT(md, Not(HasSubstr("6 claims")));
+  EXPECT_EQ(ParseClaimKind("other target").value(), ClaimKind::kOtherTarget);
+  EXPECT_THAT(ParseClaimKind("proxy").status().message(), HasSubstr("\"stand-in\""));
 }
 
 TEST(ClaimsJsonTest, RoundTrips) {
   const std::vector<Claim> claims = {
       CopyClaim({0.9, 0.85, 0.95}, {0.1, 0.2, 0.15}), CopyClaim({0.2, 0.25, 0.3}, {0.9, 0.88, 0.92}),
       Claim{"fig3.grid", "Fig. 3: \"quotes\", | and\nnewlines ± survive", "", Verdict::kPartly, "r"},
-      Claim{"fig4.x", "p", "m", Verdict::kNotTested, ""}};
+      Claim{"fig4.x", "p", "m", Verdict::kNotTested, "", ClaimKind::kStandIn}};
   const std::string json = ClaimsJson(claims);
   EXPECT_THAT(json, HasSubstr("\"verdict\": \"not reproduced\""));
+  EXPECT_THAT(json, HasSubstr("\"kind\": \"stand-in\""));
   absl::StatusOr<std::vector<Claim>> back = ParseClaimsJson(json);
   ASSERT_TRUE(back.ok()) << back.status();
   ASSERT_EQ(back->size(), claims.size());
@@ -109,13 +151,25 @@ TEST(ClaimsJsonTest, RoundTrips) {
     EXPECT_EQ((*back)[i].measured, claims[i].measured);
     EXPECT_EQ((*back)[i].verdict, claims[i].verdict);
     EXPECT_EQ((*back)[i].how, claims[i].how);
+    EXPECT_EQ((*back)[i].kind, claims[i].kind);
   }
+  // claims.json written before kinds existed: the paper's claims.
+  absl::StatusOr<std::vector<Claim>> old =
+      ParseClaimsJson(R"([{"id": "a", "paper": "p", "measured": "m", "verdict": "partly", "how": ""}])");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ((*old)[0].kind, ClaimKind::kPaper);
   absl::StatusOr<std::vector<Claim>> none = ParseClaimsJson(ClaimsJson({}));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
 
 TEST(ClaimsJsonTest, BadInput) {
+  EXPECT_THAT(
+      ParseClaimsJson(
+          R"([{"id": "a", "paper": "p", "measured": "m", "verdict": "partly", "how": "", "kind": "x"}])")
+          .status()
+          .message(),
+      HasSubstr("claim 0: claim kind \"x\""));
   EXPECT_THAT(ParseClaimsJson("[{").status().message(), HasSubstr("not valid JSON"));
   EXPECT_THAT(ParseClaimsJson("{}").status().message(),
               HasSubstr("expected an array of claims, found JSON of type object"));

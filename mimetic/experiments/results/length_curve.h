@@ -9,6 +9,7 @@
 #ifndef MIMETIC_EXPERIMENTS_LENGTH_CURVE_H_
 #define MIMETIC_EXPERIMENTS_LENGTH_CURVE_H_
 
+#include <string>
 #include <vector>
 
 #include "mimetic/experiments/config/experiment.pb.h"
@@ -32,6 +33,22 @@ double LengthAuc(const std::vector<LengthPoint>& curve);
 // The longest evaluated length whose accuracy is >= `threshold` (0 when none is), read in length order.
 // Lengths beyond a failing one still count: accuracy is not always monotone in length.
 int LongestLengthAtLeast(const std::vector<LengthPoint>& curve, double threshold);
+
+// Where a curve of accuracy against length falls through `level`, the way a reader reads a plotted curve
+// ("fits up to about L"): interpolated linearly in log2(length) between the last point at or above the
+// level and the next one. A curve below the level already at its shortest length is censored below
+// (the crossing is shorter than anything measured); one at or above it at its longest length is
+// censored above (longer than anything measured); `length` is then that end of the grid.
+struct Crossing {
+  enum class Censored { kNo, kBelow, kAbove };
+  double length = 0;
+  Censored censored = Censored::kNo;
+};
+// Points with NaN accuracy are skipped; the curve is read in length order. An empty curve is censored
+// below with length 0.
+Crossing CrossingLength(std::vector<LengthPoint> curve, double level);
+// "about 23.5", "< 8" (censored below) or ">= 64" (censored above).
+std::string CrossingText(const Crossing& c);
 
 // The slope of the least-squares line through (xs[i], ys[i]); NaN with fewer than two distinct xs or
 // sizes that differ.

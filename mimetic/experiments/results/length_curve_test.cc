@@ -50,5 +50,24 @@ TEST(LengthCurveTest, FinalExactCurveReadsTheFinalEvaluationPerLength) {
   EXPECT_TRUE(std::isnan(c[2].accuracy));
 }
 
+TEST(LengthCurveTest, CrossingLengthInterpolatesOnLogLength) {
+  // 1.0 at 16, 0.5 at 64 (and 0 at 256): 0.9 is crossed a fifth of the way from 16 to 64 in log2, at
+  // 2^(4 + 0.2 * 2) = 21.1; 0.5 exactly at 64.
+  const std::vector<LengthPoint> c = {{64, 0.5}, {16, 1.0}, {256, 0.0}, {32, NAN}};
+  const Crossing at9 = CrossingLength(c, 0.9);
+  EXPECT_EQ(at9.censored, Crossing::Censored::kNo);
+  EXPECT_NEAR(at9.length, std::exp2(4.4), 1e-9);
+  EXPECT_NEAR(CrossingLength(c, 0.5).length, 64, 1e-9);
+  EXPECT_EQ(CrossingText(at9), "about 21.1");
+  // Never at the level, or at it everywhere: censored, at the grid's end.
+  const Crossing below = CrossingLength(c, 1.1);
+  EXPECT_EQ(below.censored, Crossing::Censored::kBelow);
+  EXPECT_EQ(CrossingText(below), "< 16");
+  const Crossing above = CrossingLength({{16, 1.0}, {64, 0.95}}, 0.9);
+  EXPECT_EQ(above.censored, Crossing::Censored::kAbove);
+  EXPECT_EQ(CrossingText(above), ">= 64");
+  EXPECT_EQ(CrossingLength({}, 0.9).censored, Crossing::Censored::kBelow);
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

@@ -99,6 +99,7 @@ absl::StatusOr<PreparedTeacher> PrepareTeacher(const Experiment& experiment, con
        {"step", absl::StrCat(ckpt.state.step)}}));
   out.description = Describe(t, model.spec, r, out.file);
   out.run = r;
+  for (const InitTransform& i : t.variants(0).init()) out.from_mimetic_init |= i.has_mimetic();
   out.experiment.clear_teacher();
   for (Variant& v : *out.experiment.mutable_variants()) {
     for (InitTransform& i : *v.mutable_init()) {

@@ -26,6 +26,9 @@ struct PreparedTeacher {
   std::string file;              // <run dir>/teacher/teacher.safetensors ("" without a teacher)
   std::string description;       // one sentence for claims.md: what the teacher is and how it was trained
   std::optional<RunResult> run;  // the teacher's finished point
+  // The teacher's own init includes mimetic init: a claim that a model from mimetic init resembles
+  // it (Figs. 10, 11) is then circular.
+  bool from_mimetic_init = false;
 };
 
 // Trains the teacher (resuming; the local launcher whatever options.launcher is, since the sweep needs

@@ -1,5 +1,7 @@
 // Fig. 1 of the paper: a small 4-layer Mamba on copy, default vs mimetic init, and its per-layer
 // attention maps ("Mambas initialized with our technique learn to copy more effectively").
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "mimetic/experiments/figures/figure_common.h"
@@ -74,24 +76,32 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
                                 run.experiment.train().steps(), " steps"),
             Graded(step && *step <= 500, step.has_value()),
             absl::StrFormat("reproduced: mean exact@%d >= 0.5 by step 500; partly: later in the run", L2)});
-  absl::StatusOr<FinalMaps> dm = MapsOf(run, "default"), mm = MapsOf(run, "mimetic");
-  if (dm.ok() && mm.ok()) {
-    double best_d = 0, best_m = 0;
-    for (const auto& m : dm->maps) best_d = std::max(best_d, LookBehindScore(m, dm->paste_start, dm->length));
-    for (const auto& m : mm->maps) best_m = std::max(best_m, LookBehindScore(m, mm->paste_start, mm->length));
+  // Every seed with maps counts: a layer's best look-behind score per seed, mean ± SE over seeds.
+  std::string problem;
+  auto best_scores = [&](const Group& g) {
+    std::vector<double> out;
+    for (const auto& [seed, m] : MapsBySeed(run, g, &problem)) {
+      double best = 0;
+      for (const auto& layer : m.maps) best = std::max(best, LookBehindScore(layer, m.paste_start, m.length));
+      out.push_back(best);
+    }
+    return MeanSe(out);
+  };
+  const Stat sd = best_scores(*def), sm = best_scores(*mim);
+  if (sd.n > 0 && sm.n > 0) {
     claims.push_back(Claim{
         "fig1.maps",
         "Fig. 1: default Mamba layers look only into the recent past; the mimetic model has a layer "
         "whose map shows an attention-like look-behind to the copied token",
-        absl::StrFormat("best layer's look-behind score (seed %d): mimetic %.2f, default %.2f",
-                        mim->runs[0]->point.seed, best_m, best_d),
-        Graded(best_m >= 0.5 && best_m > best_d + 0.2, best_m > best_d),
-        "score = fraction of paste positions whose largest map entry is within 2 tokens of the source token; "
-        "reproduced: mimetic >= 0.5 and > default + 0.2; partly: mimetic > default"});
+        absl::StrCat("best layer's look-behind score over seeds: mimetic ", FormatStat(sm, 2), " (n=", sm.n,
+                     "), default ", FormatStat(sd, 2), " (n=", sd.n, ")"),
+        Graded(sm.mean >= 0.5 && ClearlyGreater(sm, sd, 0.2), sm.mean > sd.mean),
+        "score = fraction of paste positions whose largest map entry is within 2 tokens of the source token, "
+        "the best layer per seed, mean ± SE over the seeds with maps; reproduced: mimetic >= 0.5 and "
+        "clearly above default (by > 0.2 and 2 SE); partly: mimetic above"});
   } else {
-    claims.push_back(Claim{"fig1.maps", "Fig. 1: attention maps",
-                           std::string((dm.ok() ? mm : dm).status().message()), Verdict::kNotTested,
-                           "maps need the final checkpoints"});
+    claims.push_back(Claim{"fig1.maps", "Fig. 1: attention maps", problem, Verdict::kNotTested,
+                           "maps need the final checkpoints; not tested when no seed has them"});
   }
   return claims;
 }

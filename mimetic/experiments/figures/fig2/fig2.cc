@@ -55,18 +55,23 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
       Claim{"fig2.generalises", "Fig. 2: the hybrid generalises perfectly to 2x the training length",
             Describe(absl::StrCat("hybrid exact@", L2), h2), Graded(h2.mean >= 0.95, h2.mean >= 0.5),
             absl::StrFormat("reproduced: hybrid exact@%d >= 0.95; partly: >= 0.5", L2)});
-  absl::StatusOr<FinalMaps> hm = MapsOf(run, "hybrid");
-  if (hm.ok()) {
-    const double s = LookBehindScore(hm->maps[kAttentionLayer], hm->paste_start, hm->length);
-    claims.push_back(
-        Claim{"fig2.sharp", "Fig. 2: the attention layer learns a sharp look-behind to the copied token",
-              absl::StrFormat("look-behind score of layer 4 (seed %d): %.2f", hyb->runs[0]->point.seed, s),
-              Graded(s >= 0.8, s >= 0.5),
-              "score = fraction of paste positions whose largest attention weight is within 2 tokens "
-              "of the source token; reproduced: >= 0.8; partly: >= 0.5"});
+  std::string problem;
+  std::vector<double> scores;
+  for (const auto& [seed, m] : MapsBySeed(run, *hyb, &problem)) {
+    if (static_cast<int>(m.maps.size()) <= kAttentionLayer) continue;
+    scores.push_back(LookBehindScore(m.maps[kAttentionLayer], m.paste_start, m.length));
+  }
+  const Stat s = MeanSe(scores);
+  if (s.n > 0) {
+    claims.push_back(Claim{
+        "fig2.sharp", "Fig. 2: the attention layer learns a sharp look-behind to the copied token",
+        absl::StrCat("look-behind score of layer 4 over seeds: ", FormatStat(s, 2), " (n=", s.n, ")"),
+        Graded(s.mean >= 0.8, s.mean >= 0.5),
+        "score = fraction of paste positions whose largest attention weight is within 2 tokens of the source "
+        "token, mean over the seeds with maps; reproduced: >= 0.8; partly: >= 0.5"});
   } else {
-    claims.push_back(Claim{"fig2.sharp", "Fig. 2: sharp look-behind", std::string(hm.status().message()),
-                           Verdict::kNotTested, "maps need the final checkpoints"});
+    claims.push_back(Claim{"fig2.sharp", "Fig. 2: sharp look-behind", problem, Verdict::kNotTested,
+                           "maps need the final checkpoints; not tested when no seed has them"});
   }
   return claims;
 }

@@ -133,7 +133,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
 
 FigureDef MakeGammaFigure() {
   return FigureDef{"gamma", "γ-init on the composite-function task: default, mimetic and γ-init (Mamba 2)",
-                   Draw, Claims};
+                   Draw, Claims, /*paper_figure=*/false};
 }
 
 }  // namespace mimetic::experiments

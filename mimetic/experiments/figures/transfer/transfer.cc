@@ -85,7 +85,7 @@ FigureDef MakeTransferFigure() {
   return FigureDef{"transfer",
                    "Attention-to-Mamba transfer (Mamba in the Llama): Mamba 2 from an attention teacher vs "
                    "default vs mimetic init, on copy",
-                   Draw, Claims};
+                   Draw, Claims, /*paper_figure=*/false};
 }
 
 }  // namespace mimetic::experiments
