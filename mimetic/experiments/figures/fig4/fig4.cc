@@ -49,26 +49,27 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
   return fig;
 }
 
-absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
+// Stack-order copy: the baseline fits L but does not generalise; mimetic generalises and fits faster;
+// the hybrid generalises almost at once.
+absl::Status StackCopyClaims(const FigureRun& run, std::vector<Claim>* out) {
   const int L = run.experiment.eval().lengths(0), L2 = run.experiment.eval().lengths(1);
   const int steps = run.experiment.train().steps();
   ASSIGN_OR_RETURN(const Group* sd, GetGroup(run, Label("default", "stack_copy")));
   ASSIGN_OR_RETURN(const Group* sm, GetGroup(run, Label("mimetic_layer4", "stack_copy")));
   ASSIGN_OR_RETURN(const Group* sa, GetGroup(run, Label("attention_layer4", "stack_copy")));
-  std::vector<Claim> claims;
   const Stat d1 = FinalStat(*sd, L), d2 = FinalStat(*sd, L2), m2 = FinalStat(*sm, L2);
-  claims.push_back(
+  out->push_back(
       Claim{"fig4.stack_baseline_fits", "Fig. 4, stack-order copy: the baseline fits the training length",
             Describe(absl::StrCat("default exact@", L), d1), Graded(d1.mean >= 0.9, d1.mean >= 0.5),
             "reproduced: default exact at the training length >= 0.9; partly: >= 0.5"});
-  claims.push_back(Claim{
+  out->push_back(Claim{
       "fig4.stack_baseline_no_2x", "Fig. 4, stack-order copy: ... but does not generalise",
       absl::StrCat(Describe(absl::StrCat("default exact@", L2), d2), " (at ", L, ": ", FormatStat(d1), ")"),
       !(d1.mean >= 0.5) ? Verdict::kNotTested : Graded(d2.mean < 0.2, d2.mean < 0.5),
       "reproduced: the default fits the training length (>= 0.5) but exact at 2x < 0.2; partly: "
       "fits and < 0.5; not tested: the default does not fit L (a default that fits nothing says "
       "nothing about generalising)"});
-  claims.push_back(Claim{
+  out->push_back(Claim{
       "fig4.stack_mimetic_generalises", "Fig. 4, stack-order copy: mimetic generalises better",
       absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), m2), " vs ", Describe("default", d2)),
       AllBelow({m2, d2}) ? Verdict::kNotTested : Graded(ClearlyGreater(m2, d2, 0.05), m2.mean > d2.mean),
@@ -78,22 +79,28 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   auto step_text = [&](const std::optional<int64_t>& s) {
     return s ? absl::StrCat("step ", *s) : absl::StrCat("not within ", steps, " steps");
   };
-  claims.push_back(Claim{
+  out->push_back(Claim{
       "fig4.stack_mimetic_faster", "Fig. 4, stack-order copy: mimetic fits faster",
       absl::StrCat("mean exact@", L, " first >= 0.9: mimetic ", step_text(fm), ", default ", step_text(fd)),
       !fm && !fd ? Verdict::kNotTested : Graded(fm && (!fd || *fm < *fd), fm.has_value()),
       "reproduced: mimetic reaches 0.9 at the training length at an earlier evaluation than "
       "default (or default never does); partly: mimetic reaches it; not tested: neither reaches it"});
   const auto fa = FirstStepReaching(*sa, L2, 0.9);
-  claims.push_back(Claim{"fig4.stack_hybrid_immediate",
-                         "Fig. 4, stack-order copy: the hybrid generalises almost immediately",
-                         absl::StrCat("attention_layer4 mean exact@", L2, " first >= 0.9: ", step_text(fa)),
-                         Graded(fa && *fa <= steps / 4, fa.has_value()),
-                         "reproduced: 0.9 at 2x within the first quarter of training; partly: later"});
+  out->push_back(Claim{"fig4.stack_hybrid_immediate",
+                       "Fig. 4, stack-order copy: the hybrid generalises almost immediately",
+                       absl::StrCat("attention_layer4 mean exact@", L2, " first >= 0.9: ", step_text(fa)),
+                       Graded(fa && *fa <= steps / 4, fa.has_value()),
+                       "reproduced: 0.9 at 2x within the first quarter of training; partly: later"});
+  return absl::OkStatus();
+}
+
+// MQAR (per query) and sorting, both at 2x.
+absl::Status MqarAndSortClaims(const FigureRun& run, std::vector<Claim>* out) {
+  const int L2 = run.experiment.eval().lengths(1);
   ASSIGN_OR_RETURN(const Group* qd, GetGroup(run, Label("default", "mqar")));
   ASSIGN_OR_RETURN(const Group* qm, GetGroup(run, Label("mimetic_layer4", "mqar")));
   const Stat qm2 = FinalStat(*qm, L2, true), qd2 = FinalStat(*qd, L2, true);
-  claims.push_back(
+  out->push_back(
       Claim{"fig4.mqar", "Fig. 4, MQAR: mimetic learns rapidly and generalises to 2x",
             absl::StrCat(Describe(absl::StrCat("mimetic per-query accuracy @", L2), qm2), " vs ",
                          Describe("default", qd2)),
@@ -104,13 +111,17 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   ASSIGN_OR_RETURN(const Group* oa, GetGroup(run, Label("attention_layer4", "sort")));
   // One stated length, as the paper's panel: 2x the training length.
   const Stat om2 = FinalStat(*om, L2), oa2 = FinalStat(*oa, L2);
-  claims.push_back(Claim{
+  out->push_back(Claim{
       "fig4.sort_beats_attention", "Fig. 4, sorting: mimetic does even better than self-attention",
       absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), om2), " vs ", Describe("attention", oa2)),
       AllBelow({om2, oa2}) ? Verdict::kNotTested : Graded(ClearlyGreater(om2, oa2), om2.mean > oa2.mean),
       "reproduced: mimetic clearly above attention at 2x (by 2 SE); partly: above; not tested: both "
       "below 0.05"});
-  // Per seed: each variant's layer-4 map against the attention layer's of the same seed.
+  return absl::OkStatus();
+}
+
+// The layer-4 maps of each seed against the attention layer's of the same seed.
+absl::Status MapClaim(const FigureRun& run, std::vector<Claim>* out) {
   ASSIGN_OR_RETURN(const Group* map_m, GetGroup(run, Label("mimetic_layer4", "stack_copy")));
   ASSIGN_OR_RETURN(const Group* map_a, GetGroup(run, Label("attention_layer4", "stack_copy")));
   ASSIGN_OR_RETURN(const Group* map_d, GetGroup(run, Label("default", "stack_copy")));
@@ -128,7 +139,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   }
   const Stat cm = MeanSe(cms), cd = MeanSe(cds);
   if (cm.n > 0 && cd.n > 0) {
-    claims.push_back(Claim{
+    out->push_back(Claim{
         "fig4.maps_resemble", "Fig. 4: mimetic layers learn maps similar to the attention layer's",
         absl::StrCat("correlation with the attention layer-4 map of the same seed (stack copy): mimetic ",
                      FormatStat(cm, 2), ", default ", FormatStat(cd, 2), " (n=", cm.n, ")"),
@@ -136,10 +147,18 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
         "Pearson correlation over the lower triangle of |map|, mean ± SE over the seeds with maps; "
         "reproduced: mimetic clearly above default (by > 0.1 and 2 SE); partly: above"});
   } else {
-    claims.push_back(Claim{"fig4.maps_resemble", "Fig. 4: mimetic layers learn attention-like maps",
-                           problem.empty() ? "no seed has all three maps" : problem, Verdict::kNotTested,
-                           "maps need the final checkpoints; not tested when no seed has them"});
+    out->push_back(Claim{"fig4.maps_resemble", "Fig. 4: mimetic layers learn attention-like maps",
+                         problem.empty() ? "no seed has all three maps" : problem, Verdict::kNotTested,
+                         "maps need the final checkpoints; not tested when no seed has them"});
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
+  std::vector<Claim> claims;
+  RETURN_IF_ERROR(StackCopyClaims(run, &claims));
+  RETURN_IF_ERROR(MqarAndSortClaims(run, &claims));
+  RETURN_IF_ERROR(MapClaim(run, &claims));
   return claims;
 }
 

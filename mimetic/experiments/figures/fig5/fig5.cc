@@ -64,6 +64,50 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
   return fig;
 }
 
+// The fit at L: every variant's exact accuracy close to the others', read only where some variant fits.
+Claim FitSmallClaim(const FigureRun& run, int L) {
+  double lo = 1, hi = 0;
+  std::string fits;
+  for (const Group& g : run.summary.aggregate.groups) {
+    const Stat s = FinalStat(g, L);
+    lo = std::min(lo, s.mean);
+    hi = std::max(hi, s.mean);
+    absl::StrAppend(&fits, fits.empty() ? "" : "; ", g.Label(), " ", FormatStat(s));
+  }
+  return Claim{"fig5.fit_small", "Fig. 5 (text): the difference for fitting the training length is small",
+               absl::StrCat("exact@", L, ": ", fits),
+               hi < 0.5 ? Verdict::kNotTested : Graded(hi - lo < 0.1, hi - lo < 0.3),
+               "reproduced: every variant's mean exact accuracy at the training length within 0.1 of "
+               "the others; partly: within 0.3; not tested: no variant fits L (best < 0.5), where "
+               "variants that all fail are trivially close"};
+}
+
+// Layer 4's look-behind over every seed with maps: Mamba N32 against linear attention 32.
+Claim SharperClaim(const FigureRun& run, const Group& m32, const Group& la32) {
+  std::string problem;
+  auto scores = [&](const Group& g) {
+    std::vector<double> out;
+    for (const auto& [seed, m] : MapsBySeed(run, g, &problem)) {
+      if (static_cast<int>(m.maps.size()) > kLayer)
+        out.push_back(LookBehindScore(m.maps[kLayer], m.paste_start, m.length));
+    }
+    return MeanSe(out);
+  };
+  const Stat sm = scores(m32), sl = scores(la32);
+  if (sm.n > 0 && sl.n > 0) {
+    return Claim{
+        "fig5.sharper", "Fig. 5: Mamba's map is sharper / more consistent than linear attention's",
+        absl::StrCat("look-behind score of layer 4 over seeds: mimetic N32 ", FormatStat(sm, 2),
+                     ", linear attention 32 ", FormatStat(sl, 2)),
+        Graded(ClearlyGreater(sm, sl, 0.1), sm.mean > sl.mean),
+        "mean ± SE over the seeds with maps; reproduced: Mamba's score clearly above linear attention's (by "
+        "> 0.1 and 2 SE); partly: above"};
+  } else {
+    return Claim{"fig5.sharper", "Fig. 5: Mamba's map is sharper than linear attention's", problem,
+                 Verdict::kNotTested, "maps need the final checkpoints; not tested when no seed has them"};
+  }
+}
+
 absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   const auto& lens = run.experiment.eval().lengths();
   if (lens.size() < 3) return absl::FailedPreconditionError("Fig. 5 needs eval lengths L, 2L, 4L");
@@ -78,24 +122,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   const Stat s32 = FinalStat(*m32, L2), l32 = FinalStat(*la[32], L2), l8 = FinalStat(*la[8], L2),
              lbig = FinalStat(*la[big], L2);
   std::vector<Claim> claims;
-  {
-    const int L = lens[0];
-    double lo = 1, hi = 0;
-    std::string fits;
-    for (const Group& g : run.summary.aggregate.groups) {
-      const Stat s = FinalStat(g, L);
-      lo = std::min(lo, s.mean);
-      hi = std::max(hi, s.mean);
-      absl::StrAppend(&fits, fits.empty() ? "" : "; ", g.Label(), " ", FormatStat(s));
-    }
-    claims.push_back(
-        Claim{"fig5.fit_small", "Fig. 5 (text): the difference for fitting the training length is small",
-              absl::StrCat("exact@", L, ": ", fits),
-              hi < 0.5 ? Verdict::kNotTested : Graded(hi - lo < 0.1, hi - lo < 0.3),
-              "reproduced: every variant's mean exact accuracy at the training length within 0.1 of "
-              "the others; partly: within 0.3; not tested: no variant fits L (best < 0.5), where "
-              "variants that all fail are trivially close"});
-  }
+  claims.push_back(FitSmallClaim(run, lens[0]));
   claims.push_back(Claim{
       "fig5.la32_close",
       "Fig. 5: linear attention with head dim 32 comes relatively close to "
@@ -129,29 +156,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
                                  : Graded(ClearlyGreater(a64, a32, 0.05), a64.mean > a32.mean),
             "reproduced: N64 clearly above N32 at 4x (by > 0.05 and 2 SE); partly: above; not tested: "
             "both below 0.05"});
-  std::string problem;
-  auto scores = [&](const Group& g) {
-    std::vector<double> out;
-    for (const auto& [seed, m] : MapsBySeed(run, g, &problem)) {
-      if (static_cast<int>(m.maps.size()) > kLayer)
-        out.push_back(LookBehindScore(m.maps[kLayer], m.paste_start, m.length));
-    }
-    return MeanSe(out);
-  };
-  const Stat sm = scores(*m32), sl = scores(*la[32]);
-  if (sm.n > 0 && sl.n > 0) {
-    claims.push_back(Claim{
-        "fig5.sharper", "Fig. 5: Mamba's map is sharper / more consistent than linear attention's",
-        absl::StrCat("look-behind score of layer 4 over seeds: mimetic N32 ", FormatStat(sm, 2),
-                     ", linear attention 32 ", FormatStat(sl, 2)),
-        Graded(ClearlyGreater(sm, sl, 0.1), sm.mean > sl.mean),
-        "mean ± SE over the seeds with maps; reproduced: Mamba's score clearly above linear attention's (by "
-        "> 0.1 and 2 SE); partly: above"});
-  } else {
-    claims.push_back(Claim{"fig5.sharper", "Fig. 5: Mamba's map is sharper than linear attention's", problem,
-                           Verdict::kNotTested,
-                           "maps need the final checkpoints; not tested when no seed has them"});
-  }
+  claims.push_back(SharperClaim(run, *m32, *la[32]));
   return claims;
 }
 
