@@ -90,8 +90,8 @@ SweepProgress::~SweepProgress() {
   if (status_shown_) out_ << "\r\033[K" << std::flush;
 }
 
-void SweepProgress::Started(int index, const std::string& name, const std::string& log_path, int64_t steps) {
-  running_[index] = Running{name, log_path, steps};
+void SweepProgress::Started(int index, const std::string& name, const std::string& log_path) {
+  running_[index] = Running{name, log_path};
 }
 
 void SweepProgress::Ended(int index) {

@@ -7,7 +7,7 @@
 // left"; SweepProgress reads the newest line of each running point's log.
 //
 //   SweepProgress progress(std::cerr, /*terminal=*/isatty(2), /*total=*/8, /*done=*/0, /*parallel=*/2);
-//   progress.Started(i, "default/seed1", "runs/copy/points/default/seed1/progress.log", 1200);
+//   progress.Started(i, "default/seed1", "runs/copy/points/default/seed1/progress.log");
 //   progress.Tick(NowSeconds());                      // from the launcher's wait loop; prints when due
 //   progress.Line("[1/8] finished default/seed1");   // a permanent line (clears the status first)
 //   progress.Ended(i);
@@ -48,7 +48,7 @@ class SweepProgress {
   SweepProgress(std::ostream& out, bool terminal, int total, int done, int parallel);
   ~SweepProgress();
 
-  void Started(int index, const std::string& name, const std::string& log_path, int64_t steps);
+  void Started(int index, const std::string& name, const std::string& log_path);
   // The point ended (finished, failed or stopped); it counts as done.
   void Ended(int index);
   // Prints the status when due (first call at once, then every second on a terminal, every 10 s otherwise).
@@ -63,7 +63,6 @@ class SweepProgress {
  private:
   struct Running {
     std::string name, log_path;
-    int64_t steps = 0;
   };
   std::ostream& out_;
   const bool terminal_;

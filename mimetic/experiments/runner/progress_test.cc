@@ -53,8 +53,8 @@ TEST(ProgressTest, PlainLinesEveryTenSecondsWithEveryRunningPoint) {
   std::ostringstream out;
   SweepProgress progress(out, /*terminal=*/false, /*total=*/4, /*done=*/1,
                          /*parallel=*/2);
-  progress.Started(0, "default/seed1", dir + "/a.log", 400);
-  progress.Started(1, "mimetic/seed1", dir + "/b.log", 400);  // no line yet
+  progress.Started(0, "default/seed1", dir + "/a.log");
+  progress.Started(1, "mimetic/seed1", dir + "/b.log");  // no line yet
   progress.Tick(100.0);
   progress.Tick(105.0);  // too soon
   EXPECT_EQ(out.str(),
@@ -73,7 +73,7 @@ TEST(ProgressTest, ATerminalGetsOneLineRewrittenInPlace) {
   std::ostringstream out;
   {
     SweepProgress progress(out, /*terminal=*/true, 2, 0, 1);
-    progress.Started(0, "p", "/no/such.log", 10);
+    progress.Started(0, "p", "/no/such.log");
     progress.Tick(0);
     progress.Tick(1.5);
     progress.Line("finished p");

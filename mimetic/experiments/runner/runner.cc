@@ -149,7 +149,7 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
             const GridPoint& p = *pending[ev.index];
             if (ev.started) {
               status.Line(absl::StrCat("started ", p.dir, " (log: ", jobs[ev.index].log_path, ")"));
-              status.Started(ev.index, p.dir, jobs[ev.index].log_path, 0);
+              status.Started(ev.index, p.dir, jobs[ev.index].log_path);
               return;
             }
             ++done;
