@@ -154,6 +154,9 @@ absl::StatusOr<StepMetrics> TrainStep::operator()(TrainState* state, const data:
   } else {
     ASSIGN_OR_RETURN(scalars, Tensor::FromHost<float>({3}, {float(lr), float(bc1), float(bc2)}));
   }
+  // Made on the host each step; the traced step concatenates them with the clip coefficient, which
+  // lives where the parameters do (ops refuse mixed devices).
+  ASSIGN_OR_RETURN(scalars, scalars.ToDevice(state->params.Leaves()[0].device()));
   ASSIGN_OR_RETURN(ParamTree step_inputs, ParamTree::FromPairs({{kLrAndBias, scalars},
                                                                 {kTokens, batch.tokens},
                                                                 {kTargets, batch.targets},

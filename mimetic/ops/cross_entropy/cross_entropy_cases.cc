@@ -10,8 +10,9 @@ namespace {
 
 using testing::Input;
 using testing::OpCase;
+using testing::Unwatched;
 
-// The mask handed to the op, made on the host from the drawn uniform values u (so the harness'
+// The mask handed to the op, made on the host from the drawn uniform values u (on u's device, so the harness'
 // core::Vjp, which watches every input, never asks for the cotangents of targets or mask, which
 // the op leaves empty; a fresh tensor is not on the tape). binary: mask = u > 0.5, else mask = u
 // (weights); and mask = 0 wherever the target is outside [0, V), which the op must then ignore.
@@ -23,17 +24,13 @@ Tensor MakeMaskT(const Tensor& u, const Tensor& targets, int64_t v, bool binary)
     if (binary) m[r] = m[r] > T(0.5) ? T(1) : T(0);
     if (t[r] < 0 || t[r] >= v) m[r] = T(0);
   }
-  return Tensor::FromHost<T>(u.shape(), m).value();
+  return testing::OnDeviceOf(u, Tensor::FromHost<T>(u.shape(), m));
 }
 
 Tensor MakeMask(const Tensor& u, const Tensor& targets, int64_t v, bool binary) {
   if (!u.ok()) return u;
   return u.dtype() == core::DType::kF64 ? MakeMaskT<double>(u, targets, v, binary)
                                         : MakeMaskT<float>(u, targets, v, binary);
-}
-
-Tensor Unwatched(const Tensor& ids) {
-  return Tensor::FromHost<int32_t>(ids.shape(), ids.ToVector<int32_t>().value()).value();
 }
 
 // logits (rows..., V) ~ N(0, scale^2); targets drawn from [target_lo, V + target_hi_extra).

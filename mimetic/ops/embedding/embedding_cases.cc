@@ -10,16 +10,7 @@ namespace {
 
 using testing::Input;
 using testing::OpCase;
-
-// A fresh copy of integer ids, so the harness' core::Vjp (which watches every input, ids included)
-// never asks for an id cotangent: core's tape currently rejects the empty Tensor() a Vjp returns for
-// a watched index input. Test-only; drop once core::Vjp skips non-float inputs.
-Tensor Unwatched(const Tensor& ids) {
-  absl::StatusOr<std::vector<int32_t>> v = ids.ToVector<int32_t>();
-  if (!v.ok()) return Tensor::Error(v.status());
-  absl::StatusOr<Tensor> t = Tensor::FromHost<int32_t>(ids.shape(), *v);
-  return t.ok() ? *t : Tensor::Error(t.status());
-}
+using testing::Unwatched;
 
 OpCase LookupCase(std::string name, int64_t v, int64_t d, core::Shape ids) {
   return {"embedding/" + name,

@@ -38,7 +38,8 @@ absl::StatusOr<std::vector<double>> AsDoubles(const Tensor& t) {
 }
 
 // Sum over outputs of <seed, output> in f64, computed on the host.
-absl::StatusOr<double> Project(const std::vector<Tensor>& outs, const std::vector<std::vector<double>>& seeds) {
+absl::StatusOr<double> Project(const std::vector<Tensor>& outs,
+                               const std::vector<std::vector<double>>& seeds) {
   double total = 0;
   for (size_t k = 0; k < outs.size(); ++k) {
     ASSIGN_OR_RETURN(std::vector<double> v, AsDoubles(outs[k]));
@@ -87,14 +88,41 @@ absl::StatusOr<std::vector<Tensor>> MakeInputs(const OpCase& c, core::Key key, c
         break;
       }
       case Input::kIndex: {
-        ASSIGN_OR_RETURN(Tensor t, core::RandInt(k, in.shape, static_cast<int32_t>(in.lo),
-                                                 static_cast<int32_t>(in.hi)));
+        ASSIGN_OR_RETURN(
+            Tensor t, core::RandInt(k, in.shape, static_cast<int32_t>(in.lo), static_cast<int32_t>(in.hi)));
         inputs.push_back(t);
         break;
       }
     }
   }
   return inputs;
+}
+
+Tensor OnDeviceOf(const Tensor& like, absl::StatusOr<Tensor> host) {
+  if (!host.ok()) return Tensor::Error(host.status());
+  absl::StatusOr<Tensor> moved = host->ToDevice(like.device());
+  return moved.ok() ? *moved : Tensor::Error(moved.status());
+}
+
+Tensor Unwatched(const Tensor& t) {
+  if (!t.ok()) return t;
+  switch (t.dtype()) {
+    case core::DType::kI32: {
+      absl::StatusOr<std::vector<int32_t>> v = t.ToVector<int32_t>();
+      if (!v.ok()) return Tensor::Error(v.status());
+      return OnDeviceOf(t, Tensor::FromHost<int32_t>(t.shape(), *v));
+    }
+    case core::DType::kF32: {
+      absl::StatusOr<std::vector<float>> v = t.ToVector<float>();
+      if (!v.ok()) return Tensor::Error(v.status());
+      return OnDeviceOf(t, Tensor::FromHost<float>(t.shape(), *v));
+    }
+    default: {
+      absl::StatusOr<std::vector<double>> v = t.ToVector<double>();
+      if (!v.ok()) return Tensor::Error(v.status());
+      return OnDeviceOf(t, Tensor::FromHost<double>(t.shape(), *v));
+    }
+  }
 }
 
 absl::Status CompareTensors(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
@@ -109,9 +137,9 @@ absl::Status CompareTensors(const Tensor& actual, const Tensor& expected, double
   for (size_t i = 0; i < a.size(); ++i) {
     const double err = std::abs(a[i] - b[i]);
     if (!(err <= atol + rtol * std::abs(b[i]))) {
-      return absl::InvalidArgumentError(absl::StrCat("element ", i, " of ", actual.meta().DebugString(), ": got ",
-                                                     a[i], ", expected ", b[i], " (|diff| ", err, " > ", atol,
-                                                     " + ", rtol, " * |expected|)"));
+      return absl::InvalidArgumentError(absl::StrCat("element ", i, " of ", actual.meta().DebugString(),
+                                                     ": got ", a[i], ", expected ", b[i], " (|diff| ", err,
+                                                     " > ", atol, " + ", rtol, " * |expected|)"));
     }
   }
   return absl::OkStatus();
@@ -176,8 +204,8 @@ absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, co
       const double err = std::abs(analytic[e] - numeric);
       if (!(err <= c.grad_atol + c.grad_rtol * std::abs(numeric))) {
         return absl::InvalidArgumentError(absl::StrCat("gradient of input ", i, " element ", e, ": VJP ",
-                                                       analytic[e], ", finite difference ", numeric, " (|diff| ",
-                                                       err, ")"));
+                                                       analytic[e], ", finite difference ", numeric,
+                                                       " (|diff| ", err, ")"));
       }
     }
   }

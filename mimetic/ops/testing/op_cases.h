@@ -33,15 +33,17 @@ struct Input {
   enum Kind { kNormal, kUniform, kIndex };
   Kind kind = kNormal;
   Shape shape;
-  double lo = 0, hi = 1;        // kUniform range; kIndex: integers in [lo, hi)
-  bool differentiable = true;   // kIndex inputs never are
-  double scale = 1.0;           // kNormal: N(0, scale^2)
+  double lo = 0, hi = 1;       // kUniform range; kIndex: integers in [lo, hi)
+  bool differentiable = true;  // kIndex inputs never are
+  double scale = 1.0;          // kNormal: N(0, scale^2)
 
   static Input Normal(Shape s, double scale = 1.0) { return {kNormal, std::move(s), 0, 1, true, scale}; }
   static Input Uniform(Shape s, double lo, double hi) { return {kUniform, std::move(s), lo, hi, true, 1}; }
   // A float input excluded from the gradient check (e.g. a 0/1 mask).
   static Input Constant(Shape s, double lo, double hi) { return {kUniform, std::move(s), lo, hi, false, 1}; }
-  static Input Index(Shape s, int32_t lo, int32_t hi) { return {kIndex, std::move(s), double(lo), double(hi), false, 1}; }
+  static Input Index(Shape s, int32_t lo, int32_t hi) {
+    return {kIndex, std::move(s), double(lo), double(hi), false, 1};
+  }
 };
 
 using CaseFn = std::function<std::vector<Tensor>(absl::Span<const Tensor>)>;
@@ -63,6 +65,15 @@ struct OpCase {
 void RegisterOpCases(std::vector<OpCase> cases);
 const std::vector<OpCase>& RegisteredOpCases();
 
+// A fresh copy of `t` on the same device, off the tape: for the integer ids and host-made masks a case
+// passes to its op, so the harness' core::Vjp (which watches every input) never asks for their
+// cotangents (core's tape rejects the empty Tensor() a Vjp returns for a watched index input). The copy
+// stays on t's device: a CUDA case must hand the op CUDA ids (ops refuse mixed devices).
+Tensor Unwatched(const Tensor& t);
+
+// `host` moved to `like`'s device (a case's host-built tensor next to inputs that may be on the GPU).
+Tensor OnDeviceOf(const Tensor& like, absl::StatusOr<Tensor> host);
+
 // Draws the case's inputs with `dtype` for float inputs (indices are always i32).
 absl::StatusOr<std::vector<Tensor>> MakeInputs(const OpCase& c, core::Key key, core::DType dtype);
 
@@ -80,10 +91,10 @@ absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, co
 
 #define MIMETIC_OP_CASES_CONCAT_INNER(a, b) a##b
 #define MIMETIC_OP_CASES_CONCAT(a, b) MIMETIC_OP_CASES_CONCAT_INNER(a, b)
-#define MIMETIC_REGISTER_OP_CASES(fn)                                                  \
-  static const bool MIMETIC_OP_CASES_CONCAT(mimetic_op_cases_, __LINE__) = [] {        \
-    ::mimetic::ops::testing::RegisterOpCases(fn());                                   \
-    return true;                                                                      \
+#define MIMETIC_REGISTER_OP_CASES(fn)                                           \
+  static const bool MIMETIC_OP_CASES_CONCAT(mimetic_op_cases_, __LINE__) = [] { \
+    ::mimetic::ops::testing::RegisterOpCases(fn());                             \
+    return true;                                                                \
   }()
 
 #endif  // MIMETIC_OPS_TESTING_OP_CASES_H_
