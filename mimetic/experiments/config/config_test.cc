@@ -55,7 +55,7 @@ TEST(ConfigTest, TheShippedCopyConfigIsValid) {
 }
 
 TEST(ConfigTest, EveryShippedConfigIsValid) {
-  for (const char* name : {"copy", "mqar", "sort", "stack_copy_layer4"}) {
+  for (const char* name : {"copy", "mqar", "sort", "stack_copy_layer4", "gpu_check"}) {
     absl::StatusOr<Experiment> e =
         LoadExperiment(std::string("mimetic/experiments/configs/") + name + ".textproto", {});
     EXPECT_TRUE(e.ok()) << name << ": " << e.status();

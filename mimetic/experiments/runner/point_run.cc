@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,7 @@ using Clock = std::chrono::steady_clock;
 constexpr char kThreadsKey[] = "threads";
 // Checkpoint metadata: the training losses of the last log_every steps ("%.17g", comma-separated).
 constexpr char kRecentLossesKey[] = "recent_losses";
+constexpr char kModelSpecKey[] = "model_spec";
 
 // Seconds between progress lines when log_every steps take longer.
 constexpr double kProgressPeriod = 5.0;
@@ -268,8 +270,15 @@ class PointTrainer {
     std::string recent;
     for (double loss : recent_)
       absl::StrAppend(&recent, recent.empty() ? "" : ",", absl::StrFormat("%.17g", loss));
+    // The model as trained, after the init transforms: a reader outside mimetic needs it to rebuild
+    // the forward (the mimetic init's A = -exp(a_log_scale A_log) lives in the spec, not the weights).
+    std::string spec;
+    google::protobuf::TextFormat::Printer printer;
+    printer.SetSingleLineMode(true);
+    printer.PrintToString(model_.spec, &spec);
     return train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
                                  {{"variant", point_.variant},
+                                  {kModelSpecKey, std::string(absl::StripAsciiWhitespace(spec))},
                                   {"seed", absl::StrCat(point_.seed)},
                                   {kThreadsKey, absl::StrCat(ThreadCount())},
                                   {kRecentLossesKey, recent}});
