@@ -116,8 +116,11 @@ def check_against_reference(a, tokens, targets, mask):
     """Loss and every parameter gradient of the step with a.scan vs the reference core, in float64 on
     the first 4 rows; returns the largest differences, relative to each gradient's largest entry."""
     torch.manual_seed(0)
-    model = LM(a).double()
-    rows = slice(0, min(4, a.batch))
+    model = LM(a).double().to(tokens.device)
+    # The reference cores keep every step's state for backward: Mamba 1's loop holds (rows, L, E, N)
+    # float64 per layer, 10 GB a row at Fig. 3's size, so big models check fewer rows (at least 1).
+    state_bytes = a.seq_len * 2 * a.d_model * a.d_state * 8 * a.n_layer * 3
+    rows = slice(0, max(1, min(4, a.batch, (4 << 30) // state_bytes)))
 
     def loss_and_grads(scan):
         model.set_scan(scan)

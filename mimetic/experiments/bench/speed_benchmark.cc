@@ -11,6 +11,7 @@
 //   tools/bazel run //mimetic/experiments:gpu_benchmark                   # paper sizes on a GPU:
 //       fig1 (4-layer Mamba 2, width 256), fig9 (2-layer Mamba 2, width 1024, N 128, headdim 64),
 //       fig3 (24-layer Mamba 1, width 1024, N 32); PyTorch eager and torch.compile.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,7 @@ struct Config {
   int threads = 2;
   bool profile_by_call = false;
   std::string python = "/usr/bin/python3";
+  std::vector<std::string> scans;  // --scans: the peer's scan cores to time (empty: all)
 };
 
 mimetic::models::ModelSpec SpecOf(const Config& c) {
@@ -105,9 +107,17 @@ Config Preset(const std::string& name, const Config& base) {
 }
 
 // The PyTorch peer's scan cores for a mixer, the reference first (tools/bench/torch_scans.py).
-std::vector<std::string> PeerScans(const std::string& mixer) {
-  if (mixer == "mamba2") return {"ssd_minimal", "ssd_chunked", "quadratic"};
-  return {"loop", "fused", "pscan"};
+// `only` (from --scans), when not empty, keeps those of them.
+std::vector<std::string> PeerScans(const std::string& mixer, const std::vector<std::string>& only) {
+  std::vector<std::string> all = mixer == "mamba2"
+                                     ? std::vector<std::string>{"ssd_minimal", "ssd_chunked", "quadratic"}
+                                     : std::vector<std::string>{"loop", "fused", "pscan"};
+  if (only.empty()) return all;
+  std::vector<std::string> kept;
+  for (const std::string& s : all) {
+    if (std::find(only.begin(), only.end(), s) != only.end()) kept.push_back(s);
+  }
+  return kept;
 }
 
 // Runs the peer with one scan core; returns its ms per step, or -1 with the output in *raw.
@@ -166,7 +176,7 @@ void ComparePeers(const Config& p, double ours) {
     const char* what = compile ? "PyTorch torch.compile" : "PyTorch eager";
     std::string fastest;
     double fastest_ms = -1;
-    for (const std::string& scan : PeerScans(p.mixer)) {
+    for (const std::string& scan : PeerScans(p.mixer, p.scans)) {
       std::string raw;
       const double torch_ms = RunTorch(p, scan, compile, &raw);
       if (torch_ms < 0) {
@@ -200,6 +210,8 @@ ABSL_FLAG(int, d_state, 0, "override the preset's state size (0: keep)");
 ABSL_FLAG(int, batch, 0, "override the preset's batch (0: keep)");
 ABSL_FLAG(int, seq_len, 0, "override the preset's tokens per row (0: keep)");
 ABSL_FLAG(int, steps, 0, "override the number of timed steps (0: keep)");
+ABSL_FLAG(std::vector<std::string>, scans, {},
+          "the PyTorch peer's scan cores to time (default: all of the mixer's; e.g. quadratic,pscan)");
 ABSL_FLAG(bool, peers, true, "also time the PyTorch peers (false: mimetic and the machine's limit only)");
 ABSL_FLAG(int, threads, 2, "threads for mimetic (OpenMP and OpenBLAS), the peak and the PyTorch peer");
 ABSL_FLAG(std::string, python, "", "the Python that runs the PyTorch peer (default: the preset's)");
@@ -226,6 +238,7 @@ int main(int argc, char** argv) {
   c.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   c.profile_by_call = absl::GetFlag(FLAGS_profile_by_call);
   if (!absl::GetFlag(FLAGS_python).empty()) c.python = absl::GetFlag(FLAGS_python);
+  c.scans = absl::GetFlag(FLAGS_scans);
   std::vector<std::string> presets = absl::GetFlag(FLAGS_preset);
   if (c.mixer != "mamba2" && c.mixer != "mamba1") {
     std::cerr << "--mixer must be mamba2 or mamba1, got '" << c.mixer << "'\n";
