@@ -328,6 +328,11 @@ absl::Status LaunchGraph(void* graph_exec, void* stream) {
   return absl::OkStatus();
 }
 
+absl::Status SynchronizeStream(void* stream) {
+  CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+  return absl::OkStatus();
+}
+
 void DestroyGraph(void* graph_exec) {
   cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_exec));
   cudaGetLastError();  // may run at exit, after the runtime began unloading
@@ -357,6 +362,7 @@ const bool g_registered = [] {
   graph.end_capture = &EndCapture;
   graph.launch = &LaunchGraph;
   graph.destroy = &DestroyGraph;
+  graph.synchronize = &SynchronizeStream;
   SetCudaGraphHooks(graph);
   return true;
 }();

@@ -103,7 +103,8 @@ bool HasGraphHooks() {
 
 // Runs every node of `plan` in order, reading graph inputs from `inputs` and writing outputs into
 // the plan's buffers and `out_storage`; values[i] receives node i's outputs. CUDA nodes run on
-// `stream`. `profile` (may be null) accumulates host time per op name (or per call).
+// `stream`. `profile` (may be null) accumulates wall time per op name (or per call); CUDA nodes are
+// then synchronised, so their time includes their kernels.
 absl::Status RunNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
                       const std::vector<std::shared_ptr<Storage>>& out_storage, void* stream,
                       const std::string& name, Jit::Profile* profile,
@@ -146,9 +147,15 @@ absl::Status RunNodes(const Jit::Plan& plan, absl::Span<const Tensor> inputs,
       node_ctx.backend = Backend::kCuda;
       node_ctx.cuda_stream = stream;
     }
+    // Profiling a CUDA node: drain the stream first and wait for the node's kernels after, so that
+    // asynchronous launches do not bill earlier nodes' work to whichever node next blocks.
+    const bool sync =
+        profile != nullptr && device == Device::kCuda && g_cuda_graph_hooks.synchronize != nullptr;
+    if (sync) RETURN_IF_ERROR(g_cuda_graph_hooks.synchronize(stream));
     const auto t0 =
         profile != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::Status status = node.op->Compute(node_ctx, in, out);
+    if (sync && status.ok()) status = g_cuda_graph_hooks.synchronize(stream);
     if (profile != nullptr) {
       std::string key = node.op->name();
       if (profile->by_call) {

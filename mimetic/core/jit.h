@@ -60,6 +60,9 @@ struct CudaGraphHooks {
   absl::Status (*launch)(void* graph_exec, void* stream) = nullptr;
   // Releases the graph (errors are ignored: this may run at exit).
   void (*destroy)(void* graph_exec) = nullptr;
+  // Waits for the work enqueued on `stream`. The profiler waits before and after each CUDA node, so
+  // a node's time is its own kernels' and not the queue's (launches are asynchronous).
+  absl::Status (*synchronize)(void* stream) = nullptr;
 };
 void SetCudaGraphHooks(const CudaGraphHooks& hooks);
 const CudaGraphHooks& GetCudaGraphHooks();
