@@ -169,6 +169,12 @@ Peak MeasurePeak(int threads) {
   return p;
 }
 
+// "1.3x faster" or "1.5x slower": mimetic's time against a peer's, never a "0.7x faster".
+std::string Relative(double ours_ms, double peer_ms) {
+  return ours_ms <= peer_ms ? absl::StrFormat("%.2fx faster", peer_ms / ours_ms)
+                            : absl::StrFormat("%.2fx slower", ours_ms / peer_ms);
+}
+
 // Times every peer core and prints each against mimetic and the fastest.
 void ComparePeers(const Config& p, double ours) {
   for (bool compile : {false, true}) {
@@ -186,13 +192,13 @@ void ComparePeers(const Config& p, double ours) {
                   << raw << "\n";
         continue;
       }
-      std::cout << absl::StrFormat("[%s] %s, scan %s: %.1f ms/step, mimetic is %.1fx faster; %s", p.name,
-                                   what, scan, torch_ms, torch_ms / ours, raw);
+      std::cout << absl::StrFormat("[%s] %s, scan %s: %.1f ms/step, mimetic is %s; %s", p.name, what, scan,
+                                   torch_ms, Relative(ours, torch_ms), raw);
       if (fastest_ms < 0 || torch_ms < fastest_ms) fastest_ms = torch_ms, fastest = scan;
     }
     if (fastest_ms > 0) {
-      std::cout << absl::StrFormat("[%s] fastest %s peer: scan %s, %.1f ms/step; mimetic is %.1fx faster\n",
-                                   p.name, what, fastest, fastest_ms, fastest_ms / ours);
+      std::cout << absl::StrFormat("[%s] fastest %s peer: scan %s, %.1f ms/step; mimetic is %s\n", p.name,
+                                   what, fastest, fastest_ms, Relative(ours, fastest_ms));
     }
   }
 }
