@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -10,6 +11,8 @@
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/runner/testing/tiny_experiment.h"
 #include "mimetic/experiments/runner/threads.h"
+#include "mimetic/init/safetensors.h"
+#include "mimetic/models/spec.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -69,6 +72,14 @@ TEST(RunnerTest, WritesEveryOutputAndTheSameSeedGivesIdenticalMetrics) {
   }
   EXPECT_THAT(Read(dir / "summary.md"), HasSubstr("| mimetic | 1 |"));
   EXPECT_THAT(log_a.str(), HasSubstr("tok/s"));
+  // Checkpoints record the model as trained: the mimetic init's A = -exp(-8 A_log) is in the spec,
+  // not the weights, and a reader outside mimetic needs it to rebuild the forward.
+  std::map<std::string, std::string> meta;
+  ASSERT_TRUE(init::ReadSafetensors((point / "checkpoints/step_00000012.safetensors").string(), &meta).ok());
+  ASSERT_EQ(meta.count("model_spec"), 1u);
+  absl::StatusOr<models::ModelSpec> spec = models::ParseModelSpec(meta["model_spec"]);
+  ASSERT_TRUE(spec.ok()) << spec.status() << "\n" << meta["model_spec"];
+  EXPECT_THAT(meta["model_spec"], HasSubstr("a_log_scale: -8"));
 }
 
 // eval.task replaces the training task in evaluation only: naming the training task itself changes
