@@ -82,6 +82,7 @@ std::vector<Claim> JudgeFigure(const FigureDef& def, const FigureRun& run) {
   if (!def.paper_figure) {
     for (Claim& c : claims) c.kind = ClaimKind::kOtherTarget;
   }
+  MarkNoRoom(run, &claims);
   return claims;
 }
 

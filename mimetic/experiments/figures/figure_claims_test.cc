@@ -493,6 +493,24 @@ TEST(FigureClaimsTest, RoomLinesNameTheKeyDimensionAgainstEachLength) {
   EXPECT_THAT(room[0], ::testing::HasSubstr(" tokens, longest eval example 27 tokens"));
 }
 
+TEST(FigureClaimsTest, AVerdictReadWhereTheKeyDimensionIsAtMostTheLengthSaysSo) {
+  // Fig. 1's smoke model: key dimension min(N 8, D 16) = 8; lengths 6 (room) and 12 (no room).
+  FigureRun run = SyntheticRun("fig1", [](const GridPoint&, int) { return 0.5; });
+  const std::map<std::string, Claim> claims = JudgeClaims(&run, "fig1");
+  ASSERT_TRUE(claims.count("fig1.mimetic_2x"));
+  EXPECT_THAT(
+      claims.at("fig1.mimetic_2x").measured,
+      ::testing::HasSubstr("[no room: every model's key dimension (at most 8) is <= the length read, 12]"));
+  // A claim with no length reading (the attention maps) gets nothing.
+  ASSERT_TRUE(claims.count("fig1.maps"));
+  EXPECT_THAT(claims.at("fig1.maps").measured, ::testing::Not(::testing::HasSubstr("no room")));
+  // The same model read only at 6 has room.
+  Claim at6{"x.at6", "", "m", Verdict::kReproduced, "exact@6 >= 0.5"};
+  std::vector<Claim> one = {at6};
+  MarkNoRoom(run, &one);
+  EXPECT_EQ(one[0].measured, "m");
+}
+
 // The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
 TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
   const auto v = Verdicts("gamma", [](const GridPoint& p, int) {

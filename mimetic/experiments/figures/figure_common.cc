@@ -1,8 +1,10 @@
 #include "mimetic/experiments/figures/figure_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -175,6 +177,47 @@ std::vector<std::string> RoomLines(const FigureRun& run) {
     if (!line.empty() && seen.insert(body).second) lines.push_back(line);
   }
   return lines;
+}
+
+namespace {
+
+// The longest length a rule reads: the largest N of its "@N" readings ("exact@100"), 0 when none.
+int LongestReading(const std::string& how) {
+  int longest = 0;
+  for (size_t at = how.find('@'); at != std::string::npos; at = how.find('@', at + 1)) {
+    size_t end = at + 1;
+    while (end < how.size() && absl::ascii_isdigit(how[end])) ++end;
+    int n = 0;
+    if (end > at + 1 && absl::SimpleAtoi(how.substr(at + 1, end - at - 1), &n))
+      longest = std::max(longest, n);
+  }
+  return longest;
+}
+
+}  // namespace
+
+void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims) {
+  std::optional<int> smallest, largest;  // over the run's models that have a key dimension
+  for (const Group& g : run.summary.aggregate.groups) {
+    if (g.runs.empty()) continue;
+    absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
+    if (!e.ok()) continue;
+    absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
+    const std::optional<int> key = spec.ok() ? MinKeyDimension(*spec) : std::nullopt;
+    if (!key) continue;
+    smallest = std::min(smallest.value_or(*key), *key);
+    largest = std::max(largest.value_or(*key), *key);
+  }
+  if (!smallest) return;
+  for (Claim& c : *claims) {
+    const int read = LongestReading(c.how);
+    if (read == 0 || *smallest > read) continue;
+    absl::StrAppend(&c.measured, *largest <= read
+                                     ? absl::StrCat(" [no room: every model's key dimension (at most ",
+                                                    *largest, ") is <= the length read, ", read, "]")
+                                     : absl::StrCat(" [no room for some models: key dimension ", *smallest,
+                                                    " <= the length read, ", read, "]"));
+  }
 }
 
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {

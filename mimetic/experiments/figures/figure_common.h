@@ -79,6 +79,12 @@ std::pair<std::string, int> TaskAndLength(const std::string& value_name);
 // training row 65 tokens, longest eval example 131 tokens (longer than any training row)".
 std::vector<std::string> RoomLines(const FigureRun& run);
 
+// Says next to each verdict read where a model has no room: a claim whose rule reads a length L
+// ("exact@L" in its `how`; the longest when several) gets "[no room: ...]" appended to `measured` when
+// the smallest key dimension among the run's models is <= L ("for some models" unless every model's
+// is). Claims with no "@" reading, and runs without a Mamba or linear-attention model, are left alone.
+void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims);
+
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);
 std::string Describe(const std::string& label, const Stat& s);
