@@ -10,7 +10,8 @@
 namespace mimetic::core {
 
 void LimitFileSize(int64_t bytes, bool ignore_sigxfsz) {
-  if (ignore_sigxfsz) ::signal(SIGXFSZ, SIG_IGN);
+  // Set either way: a disposition of SIG_IGN is inherited from the parent and through exec.
+  ::signal(SIGXFSZ, ignore_sigxfsz ? SIG_IGN : SIG_DFL);
   const rlim_t limit = static_cast<rlim_t>(bytes);
   struct rlimit r = {limit, limit};
   ::setrlimit(RLIMIT_FSIZE, &r);

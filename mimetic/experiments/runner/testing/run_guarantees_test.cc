@@ -252,6 +252,30 @@ TEST(DiskFullTest, AFreshRunOnAFullDiskExitsNonZeroWithoutTornFiles) {
   EXPECT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
 }
 
+TEST(DiskFullTest, AFileSizeLimitBelowACheckpointFailsNamingItNotBySignal) {
+  // `ulimit -f` smaller than a checkpoint: the kernel sends SIGXFSZ, whose default action killed the run
+  // without a word. The runner ignores it, so the write fails with EFBIG and the error names the file.
+  const std::string out = OutDir("ulimit");
+  const std::vector<std::string> args = TinyArgs(
+      out, {"--threads=1", "--set", "train.checkpoint_every=5", "--set", "variants=[{name: \"default\"}]"});
+  std::vector<std::string> first = args;
+  first.push_back("--step_budget=10");
+  ASSERT_EQ(RunToEnd(first, out + ".first.log"), 0) << ReadFile(out + ".first.log");
+  const std::string ckpts = out + "/tiny/points/default/seed1/checkpoints";
+  const std::map<std::string, std::string> before = Snapshot(ckpts);
+  ASSERT_FALSE(before.empty());
+  const int64_t checkpoint_bytes = static_cast<int64_t>(before.begin()->second.size());
+
+  const int code = RunToEnd(args, out + ".limited.log", /*file_size_limit=*/checkpoint_bytes / 2,
+                            /*ignore_sigxfsz=*/false);
+  const std::string log = ReadFile(out + ".limited.log");
+  EXPECT_EQ(code, 1) << "128 + " << SIGXFSZ << " is death by SIGXFSZ\n" << log;
+  EXPECT_THAT(log, HasSubstr("checkpoints/step_00000015.safetensors"));
+  EXPECT_THAT(log, HasSubstr("File too large"));
+  EXPECT_THAT(Changed(before, Snapshot(ckpts)), IsEmpty());
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+}
+
 TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   // A state whose loss is still finite but whose update is not: a checkpoint with NaN second moments,
   // as a diverging run would leave. The next update makes every parameter NaN; the loss check before
