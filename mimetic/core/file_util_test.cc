@@ -1,10 +1,7 @@
 #include "mimetic/core/file_util.h"
 
 #include <dirent.h>
-#include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/full_disk_for_test.h"
 
 namespace mimetic::core {
 namespace {
@@ -84,21 +82,12 @@ TEST(WriteFileAtomicallyTest, AFailedWriteKeepsTheOldFile) {
   ASSERT_TRUE(MakeDirs(dir).ok());
   const std::string path = dir + "/config.textproto";
   ASSERT_TRUE(WriteFileAtomically(path, {"old"}).ok());
-  // A disk that fills up after 8 bytes: RLIMIT_FSIZE in a child process, with SIGXFSZ ignored so the
-  // write fails with EFBIG as on a full disk instead of killing the process.
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit = {8, 8};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
+  // A disk that fills up after 8 bytes.
+  const int code = RunWithFileSizeLimit(8, [&] {
     absl::Status s = WriteFileAtomically(path, {"a new text longer than eight bytes"});
-    ::_exit(s.ok() ? 1 : (s.message().find("config.textproto") == std::string::npos ? 2 : 0));
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the failed write returned OK; 2: the error did not name the file";
+    return s.ok() ? 1 : (s.message().find("config.textproto") == std::string::npos ? 2 : 0);
+  });
+  EXPECT_EQ(code, 0) << "1: the failed write returned OK; 2: the error did not name the file";
   EXPECT_EQ(Read(path), "old");
   EXPECT_EQ(TempsIn(dir), 0);
   // The target is a directory: the rename fails and the temporary is removed.

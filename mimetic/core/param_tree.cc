@@ -1,5 +1,6 @@
 #include "mimetic/core/param_tree.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -260,6 +261,24 @@ std::string ParamTree::DebugString() const {
     absl::StrAppend(&out, data_->paths[i], ": ", data_->leaves[i].DebugString(), "\n");
   }
   return out;
+}
+
+absl::StatusOr<std::optional<NonFiniteLeaf>> FindNonFinite(const ParamTree& tree) {
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const Tensor& leaf = tree.Leaves()[i];
+    if (leaf.dtype() != DType::kF32 && leaf.dtype() != DType::kF64) continue;
+    ASSIGN_OR_RETURN(Tensor host, leaf.ToDevice(Device::kCpu));
+    int64_t bad = 0;
+    if (host.dtype() == DType::kF32) {
+      const float* x = host.data<float>();
+      for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
+    } else {
+      const double* x = host.data<double>();
+      for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
+    }
+    if (bad > 0) return NonFiniteLeaf{tree.Paths()[i], bad, host.numel()};
+  }
+  return std::nullopt;
 }
 
 }  // namespace mimetic::core

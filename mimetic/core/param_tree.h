@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,16 @@ class ParamTree {
 
   std::shared_ptr<const Data> data_;
 };
+
+// A leaf that holds NaN or infinite values (FindNonFinite).
+struct NonFiniteLeaf {
+  std::string path;
+  int64_t count = 0;  // how many of its values are NaN or infinite
+  int64_t numel = 0;
+};
+// The first leaf of `tree`, in path order, that holds a NaN or an infinity; nullopt when every value is
+// finite. Integer leaves are skipped; device leaves are copied to the host.
+absl::StatusOr<std::optional<NonFiniteLeaf>> FindNonFinite(const ParamTree& tree);
 
 }  // namespace mimetic::core
 

@@ -417,5 +417,22 @@ TEST(ParamTreeTest, UnflattenIntoNonF32TreeNamesTheLeaf) {
   EXPECT_THAT(back.status().message(), HasSubstr("i32(1)@cpu"));
 }
 
+TEST(ParamTreeTest, FindNonFiniteNamesTheFirstLeafAndCountsItsBadValues) {
+  const float inf = std::numeric_limits<float>::infinity();
+  ParamTree tree =
+      ParamTree::FromPairs({{"a", F32({2}, {1, 2})},
+                            {"b", Tensor::FromHost<double>({3}, {1, std::nan(""), -1e308}).value()},
+                            {"c", F32({3}, {inf, -inf, std::nanf("")})}})
+          .value();
+  absl::StatusOr<std::optional<NonFiniteLeaf>> bad = FindNonFinite(tree);
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  ASSERT_TRUE(bad->has_value());
+  EXPECT_EQ((*bad)->path, "b");
+  EXPECT_EQ((*bad)->count, 1);
+  EXPECT_EQ((*bad)->numel, 3);
+  EXPECT_FALSE(FindNonFinite(tree.Select("a")).value().has_value());
+  EXPECT_EQ(FindNonFinite(tree.Select("c")).value()->count, 3);
+}
+
 }  // namespace
 }  // namespace mimetic::core

@@ -1,6 +1,7 @@
 #include "mimetic/init/checkpoint_names.h"
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -191,6 +192,14 @@ absl::StatusOr<ParamTree> LoadCheckpointInto(const ParamTree& like, const ParamT
 absl::StatusOr<ParamTree> LoadMambaCheckpoint(const std::string& safetensors_path, const ParamTree& like,
                                               std::vector<std::string>* unused) {
   ASSIGN_OR_RETURN(ParamTree loaded, ReadSafetensors(safetensors_path));
+  // Weights that are not finite would train to nothing and be reported as a divergence; refused here,
+  // the error names the file's tensor.
+  ASSIGN_OR_RETURN(std::optional<core::NonFiniteLeaf> bad, core::FindNonFinite(loaded));
+  if (bad.has_value()) {
+    return absl::DataLossError(absl::StrCat("loading '", safetensors_path, "': tensor '", bad->path,
+                                            "' holds ", bad->count, " of ", bad->numel,
+                                            " values that are NaN or infinite"));
+  }
   absl::StatusOr<ParamTree> tree = LoadCheckpointInto(like, loaded, unused);
   if (!tree.ok()) {
     return absl::Status(tree.status().code(),

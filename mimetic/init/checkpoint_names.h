@@ -46,7 +46,8 @@ absl::StatusOr<std::string> FromCheckpointName(const std::string& name);
 absl::StatusOr<core::ParamTree> LoadCheckpointInto(const core::ParamTree& like, const core::ParamTree& loaded,
                                                    std::vector<std::string>* unused = nullptr);
 
-// ReadSafetensors + LoadCheckpointInto; errors name the file.
+// ReadSafetensors + LoadCheckpointInto; errors name the file. A tensor holding a NaN or an infinity is
+// DataLoss naming it (as the file spells it): such weights could only train to a "divergence".
 absl::StatusOr<core::ParamTree> LoadMambaCheckpoint(const std::string& safetensors_path,
                                                     const core::ParamTree& like,
                                                     std::vector<std::string>* unused = nullptr);

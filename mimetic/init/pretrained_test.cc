@@ -1,5 +1,6 @@
 #include "mimetic/init/pretrained.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,23 @@ TEST(PretrainedTest, WrongSpecNamesTheParameterAndFile) {
   EXPECT_EQ(model.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(model.status().message(), HasSubstr("layers/0/mixer/"));
   EXPECT_THAT(model.status().message(), HasSubstr(path));
+}
+
+TEST(PretrainedTest, ANonFiniteWeightIsRefusedNamingItAndTheFile) {
+  // It used to load, and a run started from it was reported "diverged" with exit status 0.
+  const models::ModelSpec spec = models::testing::TinyMamba1();
+  core::ParamTree tree = models::Init(core::Key::FromSeed(1), spec).value();
+  const core::Tensor d = tree.Get("layers/0/mixer/D").value();
+  std::vector<float> values = d.ToVector<float>().value();
+  values[0] = std::numeric_limits<float>::infinity();
+  tree = tree.Replace("layers/0/mixer/D", core::Tensor::FromHost<float>(d.shape(), values).value()).value();
+  const std::string path = TempPath("non_finite.safetensors");
+  ASSERT_TRUE(WriteMambaCheckpoint(path, tree).ok());
+  absl::StatusOr<Model> model = LoadPretrained(spec, path);
+  ASSERT_FALSE(model.ok());
+  EXPECT_THAT(model.status().message(), HasSubstr(path));
+  EXPECT_THAT(model.status().message(), HasSubstr("backbone.layers.0.mixer.D"));
+  EXPECT_THAT(model.status().message(), HasSubstr("NaN or infinite"));
 }
 
 TEST(PretrainedTest, MissingFileIsAnError) {

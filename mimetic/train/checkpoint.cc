@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -252,6 +253,13 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const P
     ASSIGN_OR_RETURN(*dst, ParamTree::FromPairs(std::move(pairs)));
     return absl::OkStatus();
   };
+  // A run never saves a non-finite state (train_step.h CheckFinite), so one in a file is damage; loaded,
+  // it would only be reported as a divergence of the resumed run.
+  ASSIGN_OR_RETURN(std::optional<core::NonFiniteLeaf> bad, core::FindNonFinite(file));
+  if (bad.has_value()) {
+    return Damaged(path, absl::StrCat("tensor '", bad->path, "' holds ", bad->count, " of ", bad->numel,
+                                      " values that are NaN or infinite"));
+  }
   RETURN_IF_ERROR(take("", &out.state.params));
   RETURN_IF_ERROR(take(kFirstMoment, &out.state.m));
   RETURN_IF_ERROR(take(kSecondMoment, &out.state.v));

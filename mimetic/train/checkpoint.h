@@ -79,7 +79,8 @@ struct LoadCheckpointOptions {
 // Reads one checkpoint file and checks it against `like`: every path of `like` must be present as a
 // parameter and as both moments with the same shape and dtype, and the file may hold nothing else.
 // A mismatch is InvalidArgument naming the path and both shapes; an unreadable or malformed file is the
-// reader's error (DataLoss for a damaged file), prefixed with the file name.
+// reader's error (DataLoss for a damaged file), prefixed with the file name. A tensor that holds a NaN or
+// an infinity is DataLoss naming it: a run never saves a non-finite state, so such a file is damaged.
 absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const core::ParamTree& like);
 
 // LoadCheckpoint of the highest-step checkpoint in `dir`; NotFound when `dir` holds none.

@@ -1,8 +1,10 @@
 #include "mimetic/train/metrics_log.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -51,7 +53,48 @@ uint64_t GetLittleEndian(absl::string_view bytes) {
 
 using core::ErrnoError;
 using core::MakeDirs;
-using core::WriteAndFlush;
+
+// Appends `bytes` to `fd` whole or not at all: a write cut short (a full disk) is cut back off, so that the
+// file still ends with its last whole record and a later append (a resumed run) starts a record of its own
+// instead of finishing the torn one.
+absl::Status AppendWhole(int fd, const std::string& path, absl::string_view bytes) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoError(errno, absl::StrCat("appending to '", path, "'"));
+  absl::Status s = core::WriteAll(fd, path, bytes.data(), bytes.size());
+  if (!s.ok() && ::ftruncate(fd, st.st_size) != 0) {
+    return absl::Status(
+        s.code(),
+        absl::StrCat(s.message(), "; cutting the partial record off failed too: ", std::strerror(errno)));
+  }
+  return s;
+}
+
+// The length of `fd`'s bytes up to and including its last newline (0 when it has none).
+absl::StatusOr<off_t> EndOfLastLine(int fd, const std::string& path, off_t size) {
+  char buffer[4096];
+  for (off_t end = size; end > 0;) {
+    const off_t start = std::max<off_t>(0, end - static_cast<off_t>(sizeof(buffer)));
+    const ssize_t n = ::pread(fd, buffer, static_cast<size_t>(end - start), start);
+    if (n != end - start) return ErrnoError(n < 0 ? errno : EIO, absl::StrCat("reading '", path, "'"));
+    for (ssize_t i = n; i-- > 0;) {
+      if (buffer[i] == '\n') return start + i + 1;
+    }
+    end = start;
+  }
+  return 0;
+}
+
+// Cuts a torn last line (what a full disk or a kill mid-write leaves) off the JSON lines file `fd`, so
+// that the next line appended starts a line of its own.
+absl::Status CutTornLine(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ErrnoError(errno, absl::StrCat("reading '", path, "'"));
+  ASSIGN_OR_RETURN(const off_t keep, EndOfLastLine(fd, path, st.st_size));
+  if (keep < st.st_size && ::ftruncate(fd, keep) != 0) {
+    return ErrnoError(errno, absl::StrCat("cutting the torn last line off '", path, "'"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ValidateRunName(const std::string& run) {
   if (run.empty()) return absl::InvalidArgumentError("metrics run name is empty");
@@ -126,17 +169,35 @@ absl::Status ReadRecord(absl::string_view file_bytes, size_t* offset, std::strin
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> CutTornRecords(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string bytes, core::ReadTextFile(path));
+  size_t offset = 0;
+  std::string data;
+  absl::Status s;
+  while ((s = ReadRecord(bytes, &offset, &data)).ok()) {
+  }
+  // A record that does not read ends what a reader can use of the file (it cannot find the next record's
+  // start), so everything from it on is cut: a torn tail, or zeros a crash left past the last write.
+  if (absl::IsOutOfRange(s)) return 0;
+  if (::truncate(path.c_str(), static_cast<off_t>(offset)) != 0) {
+    return ErrnoError(errno, absl::StrCat("cutting the torn records off '", path, "' at byte ", offset));
+  }
+  return static_cast<int64_t>(bytes.size() - offset);
+}
+
 struct MetricsLog::State {
+  // Files are written with plain write(2), not stdio: a failed write must leave no bytes in a buffer that
+  // a later flush would append after the record was cut back.
   struct EventFile {
     std::string path;
-    std::FILE* file = nullptr;
+    int fd = -1;
   };
 
-  State(std::string dir, std::FILE* jsonl_file) : run_dir(std::move(dir)), jsonl(jsonl_file) {}
+  State(std::string dir, int jsonl_fd) : run_dir(std::move(dir)), jsonl(jsonl_fd) {}
   ~State() {
-    if (jsonl != nullptr) std::fclose(jsonl);
+    if (jsonl >= 0) ::close(jsonl);
     for (auto& [run, events] : event_files) {
-      if (events.file != nullptr) std::fclose(events.file);
+      if (events.fd >= 0) ::close(events.fd);
     }
   }
   std::string JsonlPath() const { return absl::StrCat(run_dir, "/", kJsonlName); }
@@ -146,7 +207,7 @@ struct MetricsLog::State {
 
   const std::string run_dir;
   mutable absl::Mutex mu;
-  std::FILE* jsonl ABSL_GUARDED_BY(mu);
+  int jsonl ABSL_GUARDED_BY(mu);
   std::map<std::string, EventFile> event_files ABSL_GUARDED_BY(mu);
 };
 
@@ -157,10 +218,12 @@ absl::StatusOr<MetricsLog> MetricsLog::Open(const std::string& run_dir) {
                         absl::StrCat("cannot open the metrics log in '", run_dir, "': ", s.message()));
   }
   const std::string path = absl::StrCat(run_dir, "/", kJsonlName);
-  std::FILE* file = std::fopen(path.c_str(), "a");
-  if (file == nullptr)
-    return ErrnoError(errno, absl::StrCat("cannot open metrics log '", path, "' for appending"));
-  return MetricsLog(std::make_unique<State>(run_dir, file));
+  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError(errno, absl::StrCat("cannot open metrics log '", path, "' for appending"));
+  auto state = std::make_unique<State>(run_dir, fd);
+  // A resumed run appends: a line torn by the previous process must not swallow its first one.
+  RETURN_IF_ERROR(CutTornLine(fd, path));
+  return MetricsLog(std::move(state));
 }
 
 MetricsLog::MetricsLog(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -187,16 +250,17 @@ absl::StatusOr<MetricsLog::State::EventFile*> MetricsLog::State::EventFileFor(co
   EventFile events;
   events.path = absl::StrCat(dir, "/events.out.tfevents.", static_cast<int64_t>(wall_time), ".", HostName());
   // Append, not truncate: a second MetricsLog on this run within the same second continues the file
-  // (a repeated file_version record is harmless to readers) instead of erasing it.
-  events.file = std::fopen(events.path.c_str(), "ab");
-  if (events.file == nullptr)
-    return ErrnoError(errno, absl::StrCat("cannot create event file '", events.path, "'"));
+  // (a repeated file_version record is harmless to readers) instead of erasing it, after cutting off a
+  // record the earlier writer left torn.
+  if (core::FileExists(events.path)) RETURN_IF_ERROR(CutTornRecords(events.path).status());
+  events.fd = ::open(events.path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (events.fd < 0) return ErrnoError(errno, absl::StrCat("cannot create event file '", events.path, "'"));
   tb::Event version;
   version.set_wall_time(wall_time);
   version.set_file_version(kFileVersion);
-  absl::Status s = WriteAndFlush(events.file, events.path, FrameRecord(version.SerializeAsString()));
+  absl::Status s = AppendWhole(events.fd, events.path, FrameRecord(version.SerializeAsString()));
   if (!s.ok()) {
-    std::fclose(events.file);
+    ::close(events.fd);
     return s;
   }
   return &event_files.emplace(run, std::move(events)).first->second;
@@ -245,9 +309,9 @@ absl::Status MetricsLog::Log(int64_t step, const std::string& run,
   const std::string record = FrameRecord(event.SerializeAsString());
 
   absl::MutexLock lock(&state_->mu);
-  RETURN_IF_ERROR(WriteAndFlush(state_->jsonl, state_->JsonlPath(), text));
+  RETURN_IF_ERROR(AppendWhole(state_->jsonl, state_->JsonlPath(), text));
   ASSIGN_OR_RETURN(State::EventFile * events, state_->EventFileFor(run, wall_time));
-  return WriteAndFlush(events->file, events->path, record);
+  return AppendWhole(events->fd, events->path, record);
 }
 
 }  // namespace mimetic::train

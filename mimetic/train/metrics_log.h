@@ -11,8 +11,11 @@
 //
 // metrics.jsonl is opened in append mode, so a resumed run continues the same file (rows of steps
 // that are logged again after a resume simply appear twice; readers keep the last). Each line is
-// flushed as it is written, so a crash loses at most the line being written. Non-finite values (a
-// diverged loss) are written as JSON null, since JSON has no NaN; TensorBoard gets the float as is.
+// written whole or not at all: a write that fails (a full disk) is cut back off, and a torn last line
+// that a crash left is cut off when the log is opened, so a crash loses at most the line being written
+// and the file stays JSON lines. Event files are cut back the same way, to their last whole record.
+// Non-finite values (a diverged loss) are written as JSON null, since JSON has no NaN; TensorBoard
+// gets the float as is.
 // pandas: pd.read_json("metrics.jsonl", lines=True).
 //
 // Event files use TensorFlow's TFRecord framing (see FrameRecord) of Event protos
@@ -49,6 +52,11 @@ std::string FrameRecord(absl::string_view data);
 // Reads the record at `*offset` of `file_bytes` into `*data` and advances `*offset`. OutOfRange at the
 // clean end of the bytes; DataLoss naming the offset for a truncated record or a CRC mismatch.
 absl::Status ReadRecord(absl::string_view file_bytes, size_t* offset, std::string* data);
+
+// Cuts a file of records back to its last record that reads whole: what a write cut short (a full
+// disk, a kill mid-write) leaves is a record's prefix, and records appended after it would be
+// unreadable. Returns the number of bytes cut (0 for a whole file); an error names the file.
+absl::StatusOr<int64_t> CutTornRecords(const std::string& path);
 
 class MetricsLog {
  public:

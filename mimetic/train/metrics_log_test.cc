@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/full_disk_for_test.h"
 #include "mimetic/train/tensorboard_event.pb.h"
 #include "nlohmann/json.hpp"
 
@@ -210,6 +211,78 @@ TEST(MetricsLogTest, ReopeningAppends) {
     for (const tb::Event& e : ReadEvents(dir + "/tb/r/" + name)) summaries += e.has_summary();
   }
   EXPECT_EQ(summaries, 3);
+}
+
+// Whether every line of `path` is whole JSON and the file ends with a newline.
+::testing::AssertionResult WholeJsonLines(const std::string& path) {
+  const std::string text = ReadFile(path);
+  if (!text.empty() && text.back() != '\n') return ::testing::AssertionFailure() << "torn last line";
+  for (const std::string& line : Lines(path)) {
+    if (!nlohmann::json::accept(line)) return ::testing::AssertionFailure() << "not JSON: " << line;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(MetricsLogTest, ReopeningCutsATornLineBack) {
+  // A write cut short (a full disk, a kill mid-write) left half a line; the resumed run's next line was
+  // appended to it, which lost a row and made the file no longer JSON lines.
+  const std::string dir = TestDir("torn_line");
+  {
+    auto log = MetricsLog::Open(dir);
+    ASSERT_TRUE(log.ok()) << log.status();
+    ASSERT_TRUE(log->Log(1, "r", {{"loss", 1}}).ok());
+  }
+  std::ofstream(dir + "/metrics.jsonl", std::ios::app) << "{\"run\":\"r\",\"st";
+  {
+    auto log = MetricsLog::Open(dir);
+    ASSERT_TRUE(log.ok()) << log.status();
+    ASSERT_TRUE(log->Log(2, "r", {{"loss", 0.5}}).ok());
+  }
+  ASSERT_TRUE(WholeJsonLines(dir + "/metrics.jsonl"));
+  std::vector<std::string> lines = Lines(dir + "/metrics.jsonl");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(lines[1])["step"], 2);
+}
+
+TEST(MetricsLogTest, AFullDiskLeavesOnlyWholeLines) {
+  const std::string dir = TestDir("full_disk");
+  ASSERT_TRUE(MetricsLog::Open(dir).ok());
+  // Log until the disk is full (at 1000 bytes): the failed line is an error naming the file and is not
+  // left half-written. The log is then reopened with room again, as a resumed run would.
+  const int code = core::RunWithFileSizeLimit(1000, [&] {
+    auto log = MetricsLog::Open(dir);
+    for (int step = 0; step < 1000 && log.ok(); ++step) {
+      absl::Status s = log->Log(step, "r", {{"loss", 1.0 / (step + 3)}});
+      if (!s.ok()) return s.message().find("metrics.jsonl") == std::string::npos ? 2 : 0;
+    }
+    return 1;
+  });
+  ASSERT_EQ(code, 0) << "1: no write failed; 2: the error did not name the file";
+  EXPECT_TRUE(WholeJsonLines(dir + "/metrics.jsonl"));
+  auto log = MetricsLog::Open(dir);
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_TRUE(log->Log(5000, "r", {{"loss", 0}}).ok());
+  ASSERT_TRUE(WholeJsonLines(dir + "/metrics.jsonl"));
+  EXPECT_EQ(nlohmann::json::parse(Lines(dir + "/metrics.jsonl").back())["step"], 5000);
+}
+
+TEST(MetricsLogTest, CutsATornTailOfAnEventFileBackToItsLastWholeRecord) {
+  // What a full disk or a kill mid-write leaves: a record's prefix. Appending after it would make every
+  // later record unreadable, so a reopened event file is cut back first.
+  const std::string dir = TestDir("torn_events");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string path = dir + "/events.out.tfevents.1.host";
+  tb::Event event;
+  event.set_step(7);
+  const std::string whole = FrameRecord(event.SerializeAsString());
+  for (size_t torn : {size_t{0}, size_t{5}, size_t{12}, whole.size() - 1}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << whole << whole.substr(0, torn);
+    absl::StatusOr<int64_t> cut = CutTornRecords(path);
+    ASSERT_TRUE(cut.ok()) << cut.status();
+    EXPECT_EQ(*cut, static_cast<int64_t>(torn));
+    EXPECT_EQ(ReadFile(path), whole) << "torn after " << torn << " bytes";
+  }
+  EXPECT_FALSE(CutTornRecords(dir + "/missing").ok());
 }
 
 TEST(MetricsLogTest, UnwritableRunDirIsAStatus) {

@@ -1,6 +1,7 @@
 #include "mimetic/train/train_step.h"
 
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
@@ -117,21 +118,11 @@ absl::Status CheckFinite(const TrainState& state) {
   const std::pair<const char*, const ParamTree*> trees[] = {
       {"parameter", &state.params}, {"first moment of", &state.m}, {"second moment of", &state.v}};
   for (const auto& [what, tree] : trees) {
-    for (size_t i = 0; i < tree->size(); ++i) {
-      ASSIGN_OR_RETURN(Tensor host, tree->Leaves()[i].ToDevice(core::Device::kCpu));
-      int64_t bad = 0;
-      if (host.dtype() == core::DType::kF32) {
-        const float* x = host.data<float>();
-        for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
-      } else if (host.dtype() == core::DType::kF64) {
-        const double* x = host.data<double>();
-        for (int64_t k = 0; k < host.numel(); ++k) bad += std::isfinite(x[k]) ? 0 : 1;
-      }
-      if (bad > 0) {
-        return DivergenceError(absl::StrCat("training diverged by step ", state.step, ": ", what, " '",
-                                            tree->Paths()[i], "' holds ", bad, " of ", host.numel(),
-                                            " values that are NaN or infinite"));
-      }
+    ASSIGN_OR_RETURN(std::optional<core::NonFiniteLeaf> bad, core::FindNonFinite(*tree));
+    if (bad.has_value()) {
+      return DivergenceError(absl::StrCat("training diverged by step ", state.step, ": ", what, " '",
+                                          bad->path, "' holds ", bad->count, " of ", bad->numel,
+                                          " values that are NaN or infinite"));
     }
   }
   return absl::OkStatus();

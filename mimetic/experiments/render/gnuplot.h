@@ -26,10 +26,16 @@ std::string PngPreamble(const std::string& png_name, int width, int height, bool
 // Whether `program` is an executable file on PATH (tests use it to skip without gnuplot).
 bool ProgramOnPath(const std::string& program);
 
+// OK when `path` is a whole PNG: it starts with the PNG signature and ends with the IEND chunk (its last 12
+// bytes are 00 00 00 00 'IEND' AE 42 60 82). A PNG cut short (gnuplot exits 0 after a full disk) is
+// DataLoss naming the path; a missing file is the open's error.
+absl::Status CheckPngComplete(const std::string& path);
+
 // Runs `gnuplot` on the script `script_name` in the directory `dir` with `outfile` set to a temporary beside
-// `png_path` (which must lie in `dir`), then renames the drawn image over `png_path`, so that a failed plot
-// leaves an earlier PNG intact. Errors start with `where`: FailedPrecondition when gnuplot is not installed;
-// Internal with its exit status and output when it fails or draws nothing (an empty or missing file).
+// `png_path` (which must lie in `dir`), checks that the drawn image is whole (CheckPngComplete), fsyncs it
+// and renames it over `png_path`, so that a failed plot leaves an earlier PNG intact. Errors start with
+// `where`: FailedPrecondition when gnuplot is not installed; Internal with its exit status and output when
+// it fails or draws nothing (an empty or missing file); DataLoss when the image is cut short.
 absl::Status RunGnuplotToPng(const std::string& gnuplot, const std::string& script_name,
                              const std::string& dir, const std::string& png_path, const std::string& where);
 

@@ -1,10 +1,13 @@
 #include "mimetic/experiments/render/gnuplot.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/core/file_util.h"
+#include "mimetic/experiments/render/plots.h"
 #include "mimetic/experiments/render/png_test_util.h"
 
 namespace mimetic::experiments {
@@ -44,6 +47,58 @@ TEST(GnuplotTest, DrawsAPngAndKeepsTheOldOneWhenTheScriptFails) {
   EXPECT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.message()), HasSubstr("test: 'gnuplot bad.gp'"));
   EXPECT_EQ(DecodePng(png).width, 64u);  // the earlier picture is intact
+}
+
+std::string TestDir(const std::string& name) {
+  const std::string dir = absl::StrCat(::testing::TempDir(), "/gnuplot_test_", name);
+  EXPECT_TRUE(core::MakeDirs(dir).ok());
+  return dir;
+}
+
+// The bytes of a whole PNG, drawn by libpng.
+std::string WholePng(const std::string& dir) {
+  const std::string path = dir + "/whole.png";
+  EXPECT_TRUE(WriteHeatmapPng(path, {0, 0.5, 0.5, 1}, 2, 2, 4).ok());
+  return core::ReadTextFile(path).value();
+}
+
+TEST(GnuplotTest, APngIsCompleteOnlyWithItsIendChunk) {
+  const std::string dir = TestDir("complete");
+  const std::string whole = WholePng(dir);
+  ASSERT_GT(whole.size(), 20u);
+  const std::string path = dir + "/p.png";
+  ASSERT_TRUE(core::WriteTextFile(path, whole).ok());
+  EXPECT_TRUE(CheckPngComplete(path).ok()) << CheckPngComplete(path);
+  for (size_t keep : {size_t{0}, size_t{8}, whole.size() / 2, whole.size() - 1}) {
+    ASSERT_TRUE(core::WriteTextFile(path, whole.substr(0, keep)).ok());
+    const absl::Status s = CheckPngComplete(path);
+    EXPECT_TRUE(absl::IsDataLoss(s)) << keep << " bytes: " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(path));
+  }
+  ASSERT_TRUE(core::WriteTextFile(path, "not a png, but long enough to have twelve bytes").ok());
+  EXPECT_TRUE(absl::IsDataLoss(CheckPngComplete(path)));
+  EXPECT_TRUE(absl::IsNotFound(CheckPngComplete(dir + "/missing.png")));
+}
+
+TEST(GnuplotTest, ACutShortImageKeepsTheOldPictureAndIsAnError) {
+  // gnuplot on a full disk writes part of the image and still exits 0; this stand-in does the same (its
+  // second argument is `outfile='<temporary>'`, which is also valid sh).
+  const std::string dir = TestDir("short");
+  const std::string whole = WholePng(dir);
+  const std::string png = dir + "/p.png";
+  ASSERT_TRUE(core::WriteTextFile(png, whole).ok());
+  const std::string fake = dir + "/fake_gnuplot";
+  ASSERT_TRUE(
+      core::WriteTextFile(fake, "#!/bin/sh\neval \"$2\"\nhead -c 40 whole.png > \"$outfile\"\nexit 0\n")
+          .ok());
+  ASSERT_EQ(::chmod(fake.c_str(), 0755), 0);
+  ASSERT_TRUE(core::WriteTextFile(dir + "/p.gp", "plot x\n").ok());
+  const absl::Status s = RunGnuplotToPng(fake, "p.gp", dir, png, "test");
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("test: "));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("not a whole PNG"));
+  EXPECT_EQ(core::ReadTextFile(png).value(), whole);  // the earlier picture is intact
+  EXPECT_FALSE(core::FileExists(png + ".tmp"));
 }
 
 }  // namespace

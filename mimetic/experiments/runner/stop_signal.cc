@@ -50,6 +50,10 @@ void InstallStopHandlers() {
   sa.sa_flags = 0;  // no SA_RESTART: waitpid returns EINTR so the launcher can forward the signal
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
+  // A write past `ulimit -f` raises SIGXFSZ, whose default action kills the run without a word. Ignored,
+  // the write fails with EFBIG instead and is reported like a full disk: an error naming the file, the old
+  // files kept. (Inherited through exec: --jobs children and gnuplot see EFBIG too.)
+  ::signal(SIGXFSZ, SIG_IGN);
 }
 
 int StopSignal() { return g_signal.load(); }

@@ -21,7 +21,9 @@
 
 namespace mimetic::experiments {
 
-// Handlers for SIGINT and SIGTERM (no SA_RESTART, so a blocking waitpid returns EINTR and notices).
+// Handlers for SIGINT and SIGTERM (no SA_RESTART, so a blocking waitpid returns EINTR and notices), and
+// SIGXFSZ ignored, so that a write past a file-size limit (`ulimit -f`) fails with EFBIG like a full disk
+// instead of killing the process. Every runner and figure main calls it first.
 void InstallStopHandlers();
 // The first stop signal received (0: none).
 int StopSignal();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -252,10 +253,35 @@ TEST(DiskFullTest, AFreshRunOnAFullDiskExitsNonZeroWithoutTornFiles) {
   EXPECT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
 }
 
+TEST(DiskFullTest, AFileSizeLimitBelowACheckpointFailsNamingItNotBySignal) {
+  // `ulimit -f` smaller than a checkpoint: the kernel sends SIGXFSZ, whose default action killed the run
+  // without a word. The runner ignores it, so the write fails with EFBIG and the error names the file.
+  const std::string out = OutDir("ulimit");
+  const std::vector<std::string> args = TinyArgs(
+      out, {"--threads=1", "--set", "train.checkpoint_every=5", "--set", "variants=[{name: \"default\"}]"});
+  std::vector<std::string> first = args;
+  first.push_back("--step_budget=10");
+  ASSERT_EQ(RunToEnd(first, out + ".first.log"), 0) << ReadFile(out + ".first.log");
+  const std::string ckpts = out + "/tiny/points/default/seed1/checkpoints";
+  const std::map<std::string, std::string> before = Snapshot(ckpts);
+  ASSERT_FALSE(before.empty());
+  const int64_t checkpoint_bytes = static_cast<int64_t>(before.begin()->second.size());
+
+  const int code = RunToEnd(args, out + ".limited.log", /*file_size_limit=*/checkpoint_bytes / 2,
+                            /*ignore_sigxfsz=*/false);
+  const std::string log = ReadFile(out + ".limited.log");
+  EXPECT_EQ(code, 1) << "128 + " << SIGXFSZ << " is death by SIGXFSZ\n" << log;
+  EXPECT_THAT(log, HasSubstr("checkpoints/step_00000015.safetensors"));
+  EXPECT_THAT(log, HasSubstr("File too large"));
+  EXPECT_THAT(Changed(before, Snapshot(ckpts)), IsEmpty());
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+}
+
 TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
-  // A state whose loss is still finite but whose update is not: a checkpoint with NaN second moments,
-  // as a diverging run would leave. The next update makes every parameter NaN; the loss check before
-  // it passes, so only a check of the updated state can stop it from being saved and evaluated.
+  // A state whose loss is still finite but whose update is not: a checkpoint whose first moments are the
+  // largest float and second moments 0 (a checkpoint with NaN moments is refused at load). The next
+  // update overflows to infinity; the loss check before it passes, so only a check of the updated state
+  // can stop it from being saved and evaluated.
   const std::string out = OutDir("diverged");
   std::ostringstream sink;
   RunOptions budget = Quiet(&sink);
@@ -269,8 +295,10 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
   metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
   tree = tree.MapWithPath([](const std::string& path, const core::Tensor& t) {
-    if (path.rfind("opt/v/", 0) != 0) return t;
-    return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), std::nanf(""))).value();
+    const bool m = path.rfind("opt/m/", 0) == 0, v = path.rfind("opt/v/", 0) == 0;
+    if (!m && !v) return t;
+    const float value = m ? std::numeric_limits<float>::max() : 0.0f;
+    return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), value)).value();
   });
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
@@ -282,6 +310,34 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   // Nothing was saved after the planted step, and no evaluation printed an accuracy of the NaN model.
   EXPECT_THAT(FilesNamed(ckpts, "step_").back(), HasSubstr("step_00000004"));
   EXPECT_THAT(sink.str(), ::testing::Not(HasSubstr("eval step 6")));
+}
+
+TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
+  // It used to load, and the point was then recorded as diverged and the run exited 0.
+  const std::string out = OutDir("nan_checkpoint");
+  std::ostringstream sink;
+  RunOptions budget = Quiet(&sink);
+  budget.step_budget = 4;
+  const std::vector<std::string> sets = {"train.steps=12", "train.checkpoint_every=2",
+                                         "variants=[{name: \"default\"}]"};
+  ASSERT_TRUE(RunExperiment(Tiny(out, sets), budget).ok());
+  const std::string last = out + "/tiny/points/default/seed1/checkpoints/step_00000004.safetensors";
+  std::map<std::string, std::string> metadata;
+  core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
+  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
+  std::vector<float> d = tree.Get("layers/0/mixer/D").value().ToVector<float>().value();
+  d[0] = std::nanf("");
+  tree = tree.Replace("layers/0/mixer/D",
+                      core::Tensor::FromHost<float>({static_cast<int64_t>(d.size())}, d).value())
+             .value();
+  ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
+
+  absl::StatusOr<ExperimentSummary> s = RunExperiment(Tiny(out, sets), Quiet(&sink));
+  const std::string message = s.ok() ? "" : std::string(s.status().message());
+  EXPECT_FALSE(s.ok() && s->runs[0].finished && s->runs[0].result.diverged()) << "recorded as diverged";
+  EXPECT_THAT(message, HasSubstr("step_00000004.safetensors"));
+  EXPECT_THAT(message, HasSubstr("'layers/0/mixer/D'"));
+  EXPECT_THAT(message, HasSubstr("NaN or infinite"));
 }
 
 TEST(ThreadsTest, AResumeWithAnotherThreadCountSaysSoNamingBoth) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "mimetic/core/full_disk_for_test.h"
 
 namespace mimetic::experiments {
 
@@ -31,7 +32,7 @@ std::string RunBinary() { return Runfile("mimetic/experiments/run"); }
 std::string TinyConfig() { return Runfile("mimetic/experiments/runner/testing/tiny.textproto"); }
 
 RunProcess StartRun(const std::vector<std::string>& args, const std::string& log_path,
-                    int64_t file_size_limit) {
+                    int64_t file_size_limit, bool ignore_sigxfsz) {
   RunProcess p;
   p.log_path = log_path;
   std::vector<std::string> argv = {RunBinary()};
@@ -58,12 +59,7 @@ RunProcess StartRun(const std::vector<std::string>& args, const std::string& log
   if (p.pid == 0) {
     ::dup2(log, STDOUT_FILENO);
     ::dup2(log, STDERR_FILENO);
-    if (file_size_limit > 0) {
-      ::signal(SIGXFSZ, SIG_IGN);
-      const rlim_t limit = static_cast<rlim_t>(file_size_limit);
-      struct rlimit r = {limit, limit};
-      ::setrlimit(RLIMIT_FSIZE, &r);
-    }
+    if (file_size_limit > 0) core::LimitFileSize(file_size_limit, ignore_sigxfsz);
     std::vector<char*> c;
     for (std::string& a : argv) c.push_back(a.data());
     c.push_back(nullptr);
@@ -84,8 +80,9 @@ int WaitRun(const RunProcess& p) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-int RunToEnd(const std::vector<std::string>& args, const std::string& log_path, int64_t file_size_limit) {
-  return WaitRun(StartRun(args, log_path, file_size_limit));
+int RunToEnd(const std::vector<std::string>& args, const std::string& log_path, int64_t file_size_limit,
+             bool ignore_sigxfsz) {
+  return WaitRun(StartRun(args, log_path, file_size_limit, ignore_sigxfsz));
 }
 
 std::string ReadFile(const std::string& path) {

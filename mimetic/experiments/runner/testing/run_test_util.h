@@ -27,14 +27,16 @@ struct RunProcess {
 };
 
 // Starts the runner with `args` (after argv[0]), stdout and stderr to `log_path`. `file_size_limit`
-// > 0 sets RLIMIT_FSIZE with SIGXFSZ ignored: every write past that many bytes fails with EFBIG, as
-// on a full disk.
+// > 0 sets RLIMIT_FSIZE (core/full_disk_for_test.h): with `ignore_sigxfsz` every write past that many
+// bytes fails with EFBIG, as on a full disk; without it the runner starts as under a shell's `ulimit -f`,
+// with SIGXFSZ's default action (death) unless it ignores the signal itself.
 RunProcess StartRun(const std::vector<std::string>& args, const std::string& log_path,
-                    int64_t file_size_limit = 0);
+                    int64_t file_size_limit = 0, bool ignore_sigxfsz = true);
 // Waits for it; the exit status, or 128 + the signal that killed it.
 int WaitRun(const RunProcess& p);
 // StartRun then WaitRun.
-int RunToEnd(const std::vector<std::string>& args, const std::string& log_path, int64_t file_size_limit = 0);
+int RunToEnd(const std::vector<std::string>& args, const std::string& log_path, int64_t file_size_limit = 0,
+             bool ignore_sigxfsz = true);
 
 std::string ReadFile(const std::string& path);
 // Waits (up to `seconds`) until `path` exists and contains `text`; whether it did.
