@@ -24,6 +24,7 @@ FigureDef MakeFig10();
 FigureDef MakeFig11();
 FigureDef MakeGammaFigure();
 FigureDef MakeTransferFigure();
+FigureDef MakeScalingFigure();
 
 namespace {
 
@@ -42,8 +43,9 @@ std::string SetupLine(const Experiment& e, const PreparedTeacher& teacher) {
 
 const std::vector<FigureDef>& Figures() {
   static const std::vector<FigureDef>* figures = new std::vector<FigureDef>{
-      MakeFig1(), MakeFig2(), MakeFig3(),  MakeFig4(),  MakeFig5(),        MakeFig6(),          MakeFig7(),
-      MakeFig8(), MakeFig9(), MakeFig10(), MakeFig11(), MakeGammaFigure(), MakeTransferFigure()};
+      MakeFig1(),  MakeFig2(),        MakeFig3(),           MakeFig4(),         MakeFig5(),
+      MakeFig6(),  MakeFig7(),        MakeFig8(),           MakeFig9(),         MakeFig10(),
+      MakeFig11(), MakeGammaFigure(), MakeTransferFigure(), MakeScalingFigure()};
   return *figures;
 }
 

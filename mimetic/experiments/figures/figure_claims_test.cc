@@ -511,6 +511,35 @@ TEST(FigureClaimsTest, AVerdictReadWhereTheKeyDimensionIsAtMostTheLengthSaysSo) 
   EXPECT_EQ(one[0].measured, "m");
 }
 
+// The scaling target's smoke grid: widths 16, 32 (N 8, key 8 and 8), L 3 and 4, read at L and 2L.
+// `fits`: every run's exact@L; mimetic_2x / default_2x: exact@2L at width 32 (0 at width 16).
+std::map<std::string, Claim> Scaling(double fits, double mimetic_2x, double default_2x) {
+  FigureRun run = SyntheticRun("scaling", [&](const GridPoint& p, int len) {
+    const int L = AxisOf(p, "length") == "copy3" ? 3 : 4;
+    if (len <= L) return fits;
+    if (len != 2 * L || AxisOf(p, "width") != "32") return 0.0;
+    return p.variant == "mimetic" ? mimetic_2x : default_2x;
+  });
+  return JudgeClaims(&run, "scaling");
+}
+
+TEST(FigureClaimsTest, ScalingNamesTheSmallestSizeWhereMimeticCopiesTwiceTheLength) {
+  std::map<std::string, Claim> c = Scaling(1.0, 0.8, 0.0);
+  EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kReproduced);
+  EXPECT_THAT(c.at("scaling.mimetic_2x").measured, ::testing::HasSubstr("L 4: smallest width 32, N 8"));
+  EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kReproduced);
+  EXPECT_EQ(c.at("scaling.mimetic_2x").kind, ClaimKind::kOtherTarget);
+  // The default copying 2L too: its claim fails; mimetic below 0.5 but above the floor: partly.
+  c = Scaling(1.0, 0.2, 0.7);
+  EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kPartly);
+  EXPECT_THAT(c.at("scaling.mimetic_2x").measured, ::testing::HasSubstr("none reaches 0.5; best width 32"));
+  EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kNotReproduced);
+  // Nothing fits L: neither claim is tested.
+  c = Scaling(0.3, 0.8, 0.8);
+  EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kNotTested);
+  EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kNotTested);
+}
+
 // The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
 TEST(FigureClaimsTest, GammaClaimsOnTheirPattern) {
   const auto v = Verdicts("gamma", [](const GridPoint& p, int) {
