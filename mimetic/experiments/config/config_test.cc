@@ -85,6 +85,26 @@ TEST(ConfigTest, AZeroVocabSizeIsTheTasksTokenCount) {
   EXPECT_THAT(Check({"model.vocab_size=50", "task.copy.vocab=100"}).message(), HasSubstr("model.vocab_size"));
 }
 
+TEST(ConfigTest, AZeroVocabSizeReportsTheTasksOwnErrorNotTheVocabSize) {
+  // The vocabulary is resolved from the task, so a task that cannot be built must be reported as itself
+  // (issue 30, item 6), not as "vocab_size = 0".
+  absl::Status s = Check({"model.vocab_size=0", "task={ mqar { vocab: 64 seq_len: 12 num_kv_pairs: 40 } }",
+                          "eval.lengths=[12]"});
+  EXPECT_THAT(std::string(s.message()), HasSubstr("num_kv_pairs = 40"));
+  EXPECT_THAT(std::string(s.message()), ::testing::Not(HasSubstr("vocab_size")));
+  // Likewise in a variant's own model.
+  s = Check(
+      {"variants[mimetic].model={ vocab_size: 0 d_model: 16 n_layer: 2 default_layer { mamba2 { d_state: 8 "
+       "headdim: 8 } } }",
+       "task={ mqar { vocab: 64 seq_len: 12 num_kv_pairs: 40 } }", "eval.lengths=[12]"});
+  EXPECT_THAT(std::string(s.message()), HasSubstr("num_kv_pairs = 40"));
+  // A model that needs the task's vocabulary and no task: the task is what is missing.
+  Experiment e = ParseExperiment(kBase).value();
+  e.mutable_model()->set_vocab_size(0);
+  e.clear_task();
+  EXPECT_THAT(std::string(ValidateExperiment(&e).message()), HasSubstr("config: task = unset"));
+}
+
 TEST(ConfigTest, TheGammaPapersTasksAreConfigs) {
   // Composite function: train split, evaluated on the held-out pair 43 of the test split.
   EXPECT_TRUE(Check({"model.vocab_size=0", "task={ composite { } }", "eval.lengths=[8]",

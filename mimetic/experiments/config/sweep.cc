@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/text_format.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/names.h"
@@ -28,6 +29,87 @@ std::string ValueName(const SweepAxis& axis, int i) {
 // A sweep error: "config: <field>: <what>".
 absl::Status SweepError(const std::string& field, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("config: ", field, ": ", what));
+}
+
+// Whether some variant varies along both axes.
+bool ShareAVariant(const SweepAxis& a, const SweepAxis& b) {
+  if (a.variants().empty() || b.variants().empty()) return true;
+  for (const std::string& v : a.variants()) {
+    if (AppliesTo(b, v)) return true;
+  }
+  return false;
+}
+
+// `field` with a leading "variants[<name>]" written as "variants[<position>]", so that two spellings of one
+// field compare equal.
+std::string CanonicalField(const Experiment& e, const std::string& field) {
+  const std::string prefix = "variants[";
+  const size_t close = field.find(']');
+  if (field.rfind(prefix, 0) != 0 || close == std::string::npos) return field;
+  const std::string index = field.substr(prefix.size(), close - prefix.size());
+  for (int i = 0; i < e.variants_size(); ++i) {
+    if (e.variants(i).name() == index) return absl::StrCat(prefix, i, field.substr(close));
+  }
+  return field;
+}
+
+// Each field is set by at most one of the axes a variant varies along (otherwise the later axis wins at
+// every point, and the earlier one's values, listed in directories and summaries, are never used), and by
+// no axis at all when every grid point sets it itself.
+absl::Status CheckAxisFields(const Experiment& e) {
+  for (int a = 0; a < e.sweep().axes_size(); ++a) {
+    const SweepAxis& axis = e.sweep().axes(a);
+    for (int k = 0; k < axis.fields_size(); ++k) {
+      const std::string at = absl::StrCat("sweep.axes[", a, "].fields[", k, "]");
+      const std::string field = CanonicalField(e, axis.fields(k));
+      const std::string top = field.substr(0, field.find_first_of(".["));
+      if (top == "seeds" || top == "name" || top == "output_dir" || top == "sweep") {
+        return SweepError(at,
+                          absl::StrCat("\"", axis.fields(k),
+                                       "\" is set by every grid point itself (its one seed, the "
+                                       "experiment's name and output_dir, no sweep), so the axis would be "
+                                       "overridden or would move points out of the run directory; list "
+                                       "seeds in `seeds`, or run another experiment"));
+      }
+      for (int b = 0; b < a; ++b) {
+        if (!ShareAVariant(axis, e.sweep().axes(b))) continue;
+        for (const std::string& earlier : e.sweep().axes(b).fields()) {
+          if (CanonicalField(e, earlier) != field) continue;
+          return SweepError(
+              at, absl::StrCat("\"", axis.fields(k), "\" is also set by sweep.axes[", b, "] (\"", earlier,
+                               "\"); a point would take only axes[", a, "]'s value and axes[", b,
+                               "]'s values would never be used; sweep each field in one axis"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// No two values of an axis are one value written twice ("4" and "04", "1e-3" and "0.001"): compared as the
+// experiment they make, i.e. parsed as the fields' types, since such points would be trained twice under
+// two names. A value that does not apply is left to the point's own validation, which names it.
+absl::Status CheckAxisValuesDiffer(const Experiment& e, int a) {
+  const SweepAxis& axis = e.sweep().axes(a);
+  std::map<std::string, int> seen;  // the experiment a value makes -> that value's index
+  for (int i = 0; i < axis.values_size(); ++i) {
+    Experiment set = e;
+    bool applies = true;
+    for (const std::string& f : axis.fields()) {
+      applies = applies && ApplyOverride(absl::StrCat(f, "=", axis.values(i)), &set).ok();
+    }
+    if (!applies) continue;
+    std::string key;
+    google::protobuf::TextFormat::PrintToString(set, &key);
+    const auto [it, inserted] = seen.emplace(key, i);
+    if (!inserted) {
+      return SweepError(absl::StrCat("sweep.axes[", a, "].values"),
+                        absl::StrCat("'", axis.values(it->second), "' and '", axis.values(i),
+                                     "' are the same value of ", absl::StrJoin(axis.fields(), ", "),
+                                     "; each point would be trained twice under two names"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The sweep's own fields: non-empty, names usable as directory names, no duplicates.
@@ -75,6 +157,7 @@ absl::Status ValidateSweep(const Experiment& e) {
       if (!seen.insert(vn).second)
         return SweepError(at + ".values", absl::StrCat("'", vn, "' appears twice"));
     }
+    RETURN_IF_ERROR(CheckAxisValuesDiffer(e, a));
     for (const std::string& v : axis.variants()) {
       if (variants.count(v) == 0) {
         return SweepError(at + ".variants", absl::StrCat("no variant is named '", v,
@@ -82,6 +165,7 @@ absl::Status ValidateSweep(const Experiment& e) {
       }
     }
   }
+  RETURN_IF_ERROR(CheckAxisFields(e));
   if (e.sweep().select_length() != 0) {
     bool found = false;
     for (int len : e.eval().lengths()) found = found || len == e.sweep().select_length();

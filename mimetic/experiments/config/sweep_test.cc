@@ -1,5 +1,6 @@
 #include "mimetic/experiments/config/sweep.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/config.h"
@@ -105,6 +106,58 @@ TEST(SweepTest, BadSweepsAreRefusedNamingTheAxis) {
                 AddAxis(e, "eval.lr", {"1e-3"})->set_name("lr");
               }),
               HasSubstr("names two axes"));
+}
+
+TEST(SweepTest, TwoAxesThatSetOneFieldAreRefusedNamingBoth) {
+  // The later axis would win at every point and the summary would list values never used (issue 30, item 7).
+  Experiment e = Base();
+  AddAxis(&e, "train.lr", {"1e-3", "5e-4"});
+  AddAxis(&e, "train.steps", {"4"});
+  AddAxis(&e, "train.lr", {"1e-4"})->set_name("rate");
+  EXPECT_THAT(std::string(ExpandGrid(e).status().message()),
+              HasSubstr("sweep.axes[2].fields[0]: \"train.lr\" is also set by sweep.axes[0]"));
+  // A field named by index in one axis and by variant name in the other is the same field.
+  e = Base();
+  AddAxis(&e, "variants[mimetic].init[0].mimetic.c", {"2"});
+  AddAxis(&e, "variants[1].init[0].mimetic.c", {"8"})->set_name("c2");
+  EXPECT_THAT(std::string(ExpandGrid(e).status().message()), HasSubstr("is also set by sweep.axes[0]"));
+  // One field in several axes is fine when no variant takes both.
+  e = Base();
+  AddAxis(&e, "train.lr", {"1e-3"})->add_variants("default");
+  SweepAxis* other = AddAxis(&e, "train.lr", {"1e-4"});
+  other->set_name("lr_mimetic");
+  other->add_variants("mimetic");
+  EXPECT_TRUE(ExpandGrid(e).ok()) << ExpandGrid(e).status();
+}
+
+TEST(SweepTest, AnAxisOverAFieldEveryPointSetsIsRefused) {
+  for (const char* field : {"seeds", "name", "output_dir"}) {
+    Experiment e = Base();
+    AddAxis(&e, field, {"3"});
+    EXPECT_THAT(std::string(ExpandGrid(e).status().message()),
+                HasSubstr(absl::StrCat("sweep.axes[0].fields[0]: \"", field, "\"")))
+        << field;
+  }
+}
+
+TEST(SweepTest, AxisValuesThatParseEqualAreRefusedNamingBoth) {
+  auto error = [](const std::string& field, std::vector<std::string> values) {
+    Experiment e = Base();
+    AddAxis(&e, field, values);
+    return std::string(ExpandGrid(e).status().message());
+  };
+  EXPECT_THAT(error("train.steps", {"4", "6", "04"}), HasSubstr("sweep.axes[0].values: '4' and '04'"));
+  EXPECT_THAT(error("train.lr", {"1e-3", "0.001"}), HasSubstr("sweep.axes[0].values: '1e-3' and '0.001'"));
+  Experiment layers = Base();
+  SweepAxis* a =
+      AddAxis(&layers, "model.default_layer", {"{ mamba2 { d_state: 8 } }", "{mamba2{d_state:8}}"});
+  a->add_value_names("spaced");
+  a->add_value_names("tight");
+  EXPECT_THAT(std::string(ExpandGrid(layers).status().message()), HasSubstr("the same value"));
+  // Values that differ stay a grid.
+  Experiment e = Base();
+  AddAxis(&e, "train.lr", {"1e-3", "1e-4"});
+  EXPECT_TRUE(ExpandGrid(e).ok()) << ExpandGrid(e).status();
 }
 
 TEST(SweepTest, DuplicateVariantNamesSeedsAndEscapingNamesAreRefused) {

@@ -54,16 +54,22 @@ models::ModelSpec NarrowProbe(models::ModelSpec spec) {
 }
 
 // A model's vocab_size of 0 means "the task's token ids" (content + BOS, SEP, EOS, PAD), so that a sweep over
-// the task's vocabulary (Fig. 6) needs no second axis for the model. Filled in before the spec is resolved; a
-// task that cannot be built is reported by the task check below.
-void FillVocabFromTask(Experiment* e) {
-  absl::StatusOr<std::unique_ptr<data::Task>> task = MakeTask(e->task());
-  if (!e->has_task() || !task.ok()) return;
-  const int vocab = (*task)->model_vocab();
+// the task's vocabulary (Fig. 6) needs no second axis for the model. Filled in before the spec is resolved. A
+// task that cannot be built is reported here with its own message: left at 0, the vocabulary would be
+// refused first as "vocab_size = 0", hiding the task's error (issue 30, item 6).
+absl::Status FillVocabFromTask(Experiment* e) {
+  bool needed = e->has_model() && e->model().vocab_size() == 0;
+  for (const Variant& v : e->variants()) needed = needed || (v.has_model() && v.model().vocab_size() == 0);
+  if (!needed) return absl::OkStatus();
+  if (!e->has_task())
+    return Bad("task", "unset", "one of copy, mqar, mqar_copy, composite, inverse_sequence");
+  ASSIGN_OR_RETURN(std::unique_ptr<data::Task> task, MakeTask(e->task()));
+  const int vocab = task->model_vocab();
   if (e->has_model() && e->model().vocab_size() == 0) e->mutable_model()->set_vocab_size(vocab);
   for (Variant& v : *e->mutable_variants()) {
     if (v.has_model() && v.model().vocab_size() == 0) v.mutable_model()->set_vocab_size(vocab);
   }
+  return absl::OkStatus();
 }
 
 // The teacher (experiment.proto): an ordinary experiment of one variant and one seed whose init keeps
@@ -251,7 +257,7 @@ absl::Status ValidateExperiment(Experiment* e) {
   // so that "..", "a/b" or an absolute name cannot write outside output_dir.
   RETURN_IF_ERROR(CheckSafeName("name", e->name()));
   if (!e->has_model()) return Bad("model", "unset", "a model spec");
-  FillVocabFromTask(e);
+  RETURN_IF_ERROR(FillVocabFromTask(e));
   {
     absl::StatusOr<models::ModelSpec> m = models::ResolveSpec(e->model());
     if (!m.ok()) return absl::InvalidArgumentError(absl::StrCat("config: model: ", m.status().message()));

@@ -76,26 +76,16 @@ absl::StatusOr<data::Batch> OnDevice(data::Batch b, core::Device device) {
   return b;
 }
 
-// The fields that change what is trained: everything but where outputs go, how often the run logs,
-// evaluates or checkpoints, and how it is evaluated.
 absl::Status MakePointDirectory(const fs::path& dir) {
   absl::Status made = core::MakeDirs(dir.string());
   if (!made.ok()) return absl::PermissionDeniedError(absl::StrCat("output_dir: ", made.message()));
   return absl::OkStatus();
 }
 
-std::string TrainedStateKey(Experiment e) {
-  e.clear_output_dir();
-  e.clear_resume();
-  e.clear_eval();
-  e.clear_name();
-  TrainSpec* t = e.mutable_train();
-  t->clear_eval_every();
-  t->clear_log_every();
-  t->clear_checkpoint_every();
-  t->clear_early_stop_accuracy();
+// The fields that change what is trained (TrainedState), as text.
+std::string TrainedStateKey(const Experiment& e) {
   std::string key;
-  google::protobuf::TextFormat::PrintToString(e, &key);
+  google::protobuf::TextFormat::PrintToString(TrainedState(e), &key);
   return key;
 }
 
@@ -513,6 +503,19 @@ absl::StatusOr<RunResult> RunPoint(const Experiment& e, const GridPoint& point, 
     if (!absl::IsNotFound(done.status())) return done.status();
   }
   return PointTrainer(e, point, dir, options, progress).Run();
+}
+
+Experiment TrainedState(Experiment e) {
+  e.clear_output_dir();
+  e.clear_resume();
+  e.clear_eval();
+  e.clear_name();
+  TrainSpec* t = e.mutable_train();
+  t->clear_eval_every();
+  t->clear_log_every();
+  t->clear_checkpoint_every();
+  t->clear_early_stop_accuracy();
+  return e;
 }
 
 absl::Status CheckDevice(const Experiment& experiment) { return ResolveDevice(experiment).status(); }

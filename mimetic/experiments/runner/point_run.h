@@ -49,6 +49,11 @@ struct RunResult {
 absl::StatusOr<RunResult> RunPoint(const Experiment& experiment, const GridPoint& point,
                                    const std::string& point_dir, const PointOptions& options);
 
+// `experiment` without the fields a rerun into the same directory may change: where outputs go, whether it
+// resumes, how often it logs, evaluates or checkpoints, when it stops early and how it is evaluated. A point
+// directory (and a run directory, runner.h) holds one experiment: refused when this differs.
+Experiment TrainedState(Experiment experiment);
+
 // OK when the experiment's device can be used (CUDA needs the backend linked in and a GPU).
 absl::Status CheckDevice(const Experiment& experiment);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/config.h"
@@ -53,7 +54,58 @@ std::vector<std::string> PointFlags(const RunOptions& options) {
   return flags;
 }
 
+// What a run directory's experiment is, for comparing with a rerun's: its trained state (TrainedState, the
+// point directories' notion, point_run.h) with its variants and sweep, less the seeds (a sweep grows by
+// seeds; each seed's points are their own) and sweep.select_length (read when aggregating, as evaluation
+// fields are).
+Experiment RunIdentity(const Experiment& e) {
+  Experiment id = TrainedState(e);
+  id.clear_seeds();
+  id.mutable_sweep()->clear_select_length();
+  if (id.has_teacher()) *id.mutable_teacher() = TrainedState(id.teacher());
+  return id;
+}
+
+// The first field in which `given` differs from `saved` ("modified: train.lr: 0.001 -> 0.0005"), or "".
+std::string FirstDifference(const Experiment& saved, const Experiment& given) {
+  std::string report;
+  {
+    // The reporter writes `report` when the differencer goes out of scope.
+    google::protobuf::util::MessageDifferencer differencer;
+    differencer.ReportDifferencesToString(&report);
+    differencer.Compare(saved, given);
+  }
+  std::string first = report.substr(0, report.find('\n'));
+  return first.size() > 300 ? first.substr(0, 300) + "..." : first;
+}
+
+// A run directory holds one experiment, as a point directory holds one point: another experiment under the
+// same name and output_dir is refused even when none of its points would collide with the first's, since
+// its summaries would replace the first's. `fresh` (resume: false, not for --aggregate) starts the directory
+// afresh instead; its colliding points are moved aside when they run (point_run.h).
+absl::Status CheckRunDirectory(const Experiment& e, const fs::path& run_dir, bool fresh) {
+  const fs::path saved_path = run_dir / "sweep.textproto";
+  std::error_code ec;
+  if (fresh || !fs::exists(saved_path, ec)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string text, core::ReadTextFile(saved_path.string()));
+  Experiment saved;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &saved)) {
+    return absl::DataLossError(absl::StrCat("'", saved_path.string(), "' cannot be parsed; move the run ",
+                                            "directory aside or set resume: false"));
+  }
+  const std::string difference = FirstDifference(RunIdentity(saved), RunIdentity(e));
+  if (difference.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "'", run_dir.string(), "' holds a different experiment (first difference, its sweep.textproto -> ",
+      "this run: ", difference, "); a run directory holds one experiment: every model, task, init, ",
+      "optimiser, variant and sweep field must match, while seeds, evaluation and logging fields may ",
+      "change. Use another name (--set name=...), delete the directory, or set resume: false (which ",
+      "starts it afresh)"));
+}
+
+// Refuses a directory of another experiment (CheckRunDirectory), then records this one.
 absl::Status WriteSweepConfig(const Experiment& e, const fs::path& run_dir) {
+  RETURN_IF_ERROR(CheckRunDirectory(e, run_dir, /*fresh=*/!e.resume()));
   std::string text;
   google::protobuf::TextFormat::PrintToString(e, &text);
   return core::WriteTextFile((run_dir / "sweep.textproto").string(), text);
@@ -250,6 +302,7 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
                      "--aggregate first, or check output_dir and the experiment's name"));
   } else {
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
+    RETURN_IF_ERROR(CheckRunDirectory(e, run_dir, /*fresh=*/false));
   }
   // Results of points run elsewhere (children, earlier processes, cluster jobs) come from their files.
   for (RunResult& r : summary.runs) {

@@ -8,7 +8,11 @@
 //
 // Run directory <output_dir>/<name>/:
 //   sweep.textproto          the experiment as given (unresolved; child processes and cluster jobs
-//                            read their grid point from it)
+//                            read their grid point from it). A run directory holds one experiment: a
+//                            rerun or --aggregate whose experiment differs in what it trains (the
+//                            point directories' notion, TrainedState in point_run.h), its variants or
+//                            its sweep axes is refused, naming the first difference; seeds, evaluation
+//                            and logging fields may change; resume: false starts the directory afresh.
 //   points/<variant>[/<axis>=<value>,...]/seed<k>/   one directory per grid point (point_run.h)
 //   summary.md, summary.csv  mean ± standard error over seeds per variant (and axis values), with the
 //                            learning rate chosen per variant when the sweep has a train.lr axis

@@ -155,6 +155,45 @@ TEST(RunnerTest, ResumingIntoADirectoryOfAnotherExperimentIsRefused) {
   EXPECT_TRUE(RunExperiment(more_eval, Quiet(&sink)).ok());
 }
 
+TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
+  // Another variant under the same name and output_dir has points of its own, so no point directory
+  // refuses it; the run directory must, or the first experiment's summary is replaced (issue 30, item 5).
+  const std::string dir = ::testing::TempDir() + "/one_experiment";
+  std::ostringstream sink;
+  ASSERT_TRUE(RunExperiment(Small(dir, 4), Quiet(&sink)).ok());
+  const std::string summary = Read(fs::path(dir) / "small" / "summary.md");
+  Experiment other = Small(dir, 4);
+  other.clear_variants();
+  other.add_variants()->set_name("other");
+  other.mutable_variants(0)->add_init()->mutable_mimetic();
+  absl::Status s = RunExperiment(other, Quiet(&sink)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("holds a different experiment"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("variants"));
+  // --aggregate of the other experiment would overwrite the summary too.
+  RunOptions agg = Quiet(&sink);
+  agg.aggregate_only = true;
+  EXPECT_THAT(std::string(RunExperiment(other, agg).status().message()),
+              HasSubstr("holds a different experiment"));
+  // A sweep axis added to the same experiment is a different experiment as well.
+  Experiment swept = Small(dir, 4);
+  SweepAxis* axis = swept.mutable_sweep()->add_axes();
+  axis->add_fields("train.lr");
+  axis->add_values("5e-4");
+  EXPECT_THAT(std::string(RunExperiment(swept, Quiet(&sink)).status().message()), HasSubstr("sweep"));
+  EXPECT_EQ(Read(fs::path(dir) / "small" / "summary.md"), summary);
+  // More seeds, other evaluation settings and another output_dir spelling are the same experiment.
+  Experiment more = Small(dir, 4);
+  more.set_output_dir(dir + "/.");
+  more.add_seeds(7);
+  more.mutable_eval()->add_lengths(18);
+  more.mutable_eval()->set_allow_longer_than_training_rows(true);
+  EXPECT_TRUE(RunExperiment(more, Quiet(&sink)).ok());
+  // resume: false starts the directory afresh with the other experiment, as it does a point.
+  other.set_resume(false);
+  EXPECT_TRUE(RunExperiment(other, Quiet(&sink)).ok());
+}
+
 TEST(RunnerTest, ResumeFalseMovesTheEarlierRunAsideInsteadOfPickingItUp) {
   const std::string dir = ::testing::TempDir() + "/fresh";
   std::ostringstream sink;
