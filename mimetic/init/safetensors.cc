@@ -34,6 +34,11 @@ using Json = nlohmann::ordered_json;  // keeps the header's key order (tensor or
 constexpr char kMetadataKey[] = "__metadata__";
 // The safetensors library's own bound; a larger "header length" means a corrupt or foreign file.
 constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
+// A real header nests 3 deep (object, entry, shape). The bound keeps a hostile one from driving the
+// recursive parts of the JSON library (destruction, printing) past the stack.
+constexpr int kMaxHeaderDepth = 64;
+// Longest piece of an untrusted value quoted in an error message.
+constexpr size_t kMaxQuotedChars = 80;
 
 // Dtypes in a file: the three mimetic has, plus the half-precision ones read as f32.
 enum class FileDType { kF32, kF64, kI32, kF16, kBF16 };
@@ -109,6 +114,41 @@ absl::Status ReadAt(int fd, const std::string& path, uint64_t offset, void* dst,
   return absl::OkStatus();
 }
 
+// Whether `text` (JSON) nests arrays and objects deeper than kMaxHeaderDepth; brackets inside strings do
+// not count. Checked before parsing so that no deep value is ever built.
+bool NestedTooDeep(absl::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxHeaderDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// A bounded description of an untrusted value for an error message: a scalar as written (cut to
+// kMaxQuotedChars), a container by its type and size, never printed whole.
+std::string Describe(const Json& value) {
+  if (value.is_array()) return absl::StrCat("an array of ", value.size(), " elements");
+  if (value.is_object()) return absl::StrCat("an object of ", value.size(), " keys");
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > kMaxQuotedChars) text = absl::StrCat(text.substr(0, kMaxQuotedChars), "...");
+  return text;
+}
+
 // One tensor as the header describes it.
 struct Entry {
   std::string name;
@@ -126,7 +166,7 @@ absl::StatusOr<Entry> ParseEntry(const std::string& where, const std::string& na
   auto bad = [&](const std::string& msg) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": tensor '", name, "': ", msg));
   };
-  if (!value.is_object()) return bad(absl::StrCat("expected an object, found ", value.dump()));
+  if (!value.is_object()) return bad(absl::StrCat("expected an object, found ", Describe(value)));
   Entry e;
   e.name = name;
   auto dtype_it = value.find("dtype");
@@ -145,7 +185,7 @@ absl::StatusOr<Entry> ParseEntry(const std::string& where, const std::string& na
   bool overflow = false;
   for (const Json& d : *shape_it) {
     if (!d.is_number_unsigned()) {
-      return bad(absl::StrCat("shape ", shape_it->dump(), ": expected non-negative integer sizes"));
+      return bad(absl::StrCat("shape entry ", Describe(d), ": expected non-negative integer sizes"));
     }
     const uint64_t size = d.get<uint64_t>();
     if (size > static_cast<uint64_t>(INT64_MAX)) overflow = true;
@@ -179,12 +219,12 @@ absl::Status ParseMetadata(const std::string& where, const Json& value,
                            std::map<std::string, std::string>* metadata) {
   if (!value.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": \"__metadata__\" must be an object of strings, found ", value.dump()));
+        absl::StrCat(where, ": \"__metadata__\" must be an object of strings, found ", Describe(value)));
   }
   for (const auto& [key, v] : value.items()) {
     if (!v.is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": \"__metadata__\" value for \"", key,
-                                                     "\": expected a string, found ", v.dump()));
+                                                     "\": expected a string, found ", Describe(v)));
     }
     if (metadata != nullptr) (*metadata)[key] = v.get<std::string>();
   }
@@ -341,6 +381,10 @@ absl::StatusOr<ParamTree> ReadSafetensors(const std::string& path,
   }
   std::string header_text(static_cast<size_t>(header_len), '\0');
   RETURN_IF_ERROR(ReadAt(fd.get(), path, 8, header_text.data(), header_text.size()));
+  if (NestedTooDeep(header_text)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": header JSON is nested deeper than ",
+                                                   kMaxHeaderDepth, " levels (a real header has 3)"));
+  }
   Json header;
   try {
     header = Json::parse(header_text);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
@@ -286,6 +288,30 @@ TEST(SafetensorsTest, RejectsInvalidJson) {
   ExpectInvalid(ReadStatus("bad_json.safetensors", MakeFile(R"({"w": {"dtype": )", "")), {"not valid JSON"});
   ExpectInvalid(ReadStatus("array_json.safetensors", MakeFile("[1, 2]", "")),
                 {"must be a JSON object", "array"});
+}
+
+// A hostile header nested far deeper than any real one (depth 3) must be refused with a message, not
+// overflow the stack in the parser or in an error message that prints the value. Run in a child process so
+// that a crash fails this test instead of the whole binary.
+TEST(SafetensorsTest, RejectsDeeplyNestedHeader) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string header = "{\"w\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string path = TestPath("deep.safetensors");
+  WriteFile(path, MakeFile(header, ""));
+  EXPECT_EXIT(
+      {
+        const absl::Status status = ReadSafetensors(path).status();
+        std::fprintf(stderr, "status: %s\n", status.ToString().c_str());
+        const bool expected = absl::IsInvalidArgument(status) &&
+                              absl::StrContains(status.message(), "deep.safetensors") &&
+                              absl::StrContains(status.message(), "nested deeper than 64");
+        std::_Exit(expected ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // Nesting inside a string is text, not depth.
+  ExpectInvalid(
+      ReadStatus("deep_string.safetensors", MakeFile("{\"w\": \"" + std::string(1000, '[') + "\\\"{\"}", "")),
+      {"tensor 'w'", "expected an object, found \"[[["});
 }
 
 TEST(SafetensorsTest, RejectsUnknownDtype) {
