@@ -106,29 +106,47 @@ absl::Status SetMapValue(const std::string& assignment, Message* msg, const Fiel
   return absl::OkStatus();
 }
 
+// `text` cut to a length fit for an error message: an override may be arbitrarily long.
+std::string Shortened(const std::string& text) {
+  constexpr size_t kMaxShown = 120;
+  return text.size() <= kMaxShown ? text : absl::StrCat(text.substr(0, kMaxShown), "...");
+}
+
 }  // namespace
+
+absl::Status MergeConfigText(const std::string& text, Message* message) {
+  google::protobuf::TextFormat::Parser parser;
+  parser.SetRecursionLimit(kMaxConfigDepth);
+  ErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.MergeFromString(text, message)) return absl::InvalidArgumentError(errors.Joined());
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text) {
   Experiment e;
-  google::protobuf::TextFormat::Parser parser;
-  ErrorCollector errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text, &e)) {
-    return absl::InvalidArgumentError(absl::StrCat("config: ", errors.Joined()));
+  if (absl::Status s = MergeConfigText(text, &e); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("config: ", s.message()));
   }
   return e;
 }
 
-absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment) {
-  const size_t eq = assignment.find('=');
+absl::Status ApplyOverride(const std::string& full_assignment, Experiment* experiment) {
+  const std::string assignment = Shortened(full_assignment);  // as messages quote it
+  const size_t eq = full_assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("override '", assignment, "': expected field.path=value, e.g. train.lr=5e-4"));
   }
-  const std::string path(absl::StripAsciiWhitespace(assignment.substr(0, eq)));
-  const std::string value(absl::StripAsciiWhitespace(assignment.substr(eq + 1)));
+  const std::string path(absl::StripAsciiWhitespace(full_assignment.substr(0, eq)));
+  const std::string value(absl::StripAsciiWhitespace(full_assignment.substr(eq + 1)));
   // Walk to the parent message, clearing the target if repeated so "[a, b]" replaces it.
   std::vector<std::string> parts = absl::StrSplit(path, '.');
+  if (parts.size() > kMaxConfigDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': the field path nests ",
+                                                   parts.size(), " messages deep, past the limit of ",
+                                                   kMaxConfigDepth));
+  }
   Message* msg = experiment;
   for (size_t i = 0; i < parts.size(); ++i) {
     const Descriptor* d = msg->GetDescriptor();
@@ -172,13 +190,11 @@ absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment
       if (f->type() == FieldDescriptor::TYPE_STRING && !value.empty() && value[0] != '"' && value[0] != '[') {
         text = absl::StrCat(f->name(), ": \"", value, "\"");
       }
-      google::protobuf::TextFormat::Parser parser;
-      ErrorCollector errors;
-      parser.RecordErrorsTo(&errors);
       if (!f->is_repeated() && f->type() != FieldDescriptor::TYPE_MESSAGE) r->ClearField(msg, f);
-      if (!parser.MergeFromString(text, msg)) {
-        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': cannot set ", path,
-                                                       " to '", value, "': ", errors.Joined()));
+      if (absl::Status s = MergeConfigText(text, msg); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': cannot set ",
+                                                       Shortened(path), " to '", Shortened(value),
+                                                       "': ", s.message()));
       }
       return absl::OkStatus();
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "google/protobuf/message.h"
 #include "mimetic/data/task.h"
 #include "mimetic/experiments/config/experiment.pb.h"
 #include "mimetic/init/transform.h"
@@ -21,6 +22,13 @@
 
 namespace mimetic::experiments {
 
+// How deep user text (a config file, an override's value or its field path) may nest messages. `teacher`
+// makes an Experiment recursive, and protobuf's text parser recurses once per level with no bound of its
+// own, so a hostile config would otherwise overflow the stack. Real configs nest under 10 levels.
+inline constexpr int kMaxConfigDepth = 64;
+// Merges protobuf text `text` into `message` as every parse of user or saved text must: messages nested
+// deeper than kMaxConfigDepth are refused; errors name line, column and (for depth) the limit.
+absl::Status MergeConfigText(const std::string& text, google::protobuf::Message* message);
 // Parses `text` (protobuf text format); unknown fields and syntax errors name the line and field.
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
 // Reads `path`, parses it, applies `overrides` ("a.b.c=value"; repeated fields take "[v1, v2]"),

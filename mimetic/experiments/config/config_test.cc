@@ -2,8 +2,11 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
@@ -244,6 +247,36 @@ TEST(ConfigTest, AnExperimentNameThatWouldLeaveTheOutputDirectoryIsRefused) {
   EXPECT_TRUE(Check({"name=fig1_cpu.v2+x"}).ok());
   // The same words as for a variant's name.
   EXPECT_THAT(Check({"variants[0].name=.."}).message(), HasSubstr("a name that can be a directory"));
+}
+
+// `teacher` nests an Experiment in an Experiment, so text can nest without end. A config 8,000 levels deep,
+// in a file or through --set, must be refused naming the limit rather than overflow the parser's stack.
+// Each case runs in a child process so that a crash fails this test instead of the whole binary.
+TEST(ConfigTest, NestingBeyondTheLimitIsRefusedNotACrash) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  constexpr int kDepth = 8000;
+  std::string nested;
+  for (int i = 0; i < kDepth; ++i) nested += "teacher { ";
+  nested += std::string(kDepth, '}');
+  // Exits 0 when `s` is the depth error; prints it so a failure shows what came back.
+  const auto exit_on = [](const absl::Status& s) {
+    std::fprintf(stderr, "status: %s\n", s.ToString().c_str());
+    std::_Exit(absl::IsInvalidArgument(s) && absl::StrContains(s.message(), "limit of 64") ? 0 : 1);
+  };
+  const std::string path = ::testing::TempDir() + "/deep.textproto";
+  std::ofstream(path) << kBase << nested << "\n";
+  EXPECT_EXIT(exit_on(LoadExperiment(path, {}).status()), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(exit_on(Check({"teacher=" + nested.substr(sizeof("teacher ") - 1)})),
+              ::testing::ExitedWithCode(0), "");
+  std::string deep_path = "teacher";
+  for (int i = 1; i < kDepth; ++i) deep_path += ".teacher";
+  EXPECT_EXIT(exit_on(Check({deep_path + ".name=x"})), ::testing::ExitedWithCode(0), "");
+  // Nesting within the limit still parses.
+  EXPECT_TRUE(ParseExperiment(absl::StrCat(kBase, "teacher { teacher { name: \"x\" } }")).ok());
+  Experiment e;
+  EXPECT_TRUE(ApplyOverride("teacher.teacher.name=x", &e).ok());
+  EXPECT_TRUE(ApplyOverride("teacher={ teacher { name: \"y\" } }", &e).ok());
+  EXPECT_EQ(e.teacher().teacher().name(), "y");
 }
 
 }  // namespace

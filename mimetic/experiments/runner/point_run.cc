@@ -111,7 +111,7 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
     } else {
       ASSIGN_OR_RETURN(std::string text, core::ReadTextFile(saved_config.string()));
       Experiment saved;
-      if (!google::protobuf::TextFormat::ParseFromString(text, &saved)) {
+      if (!MergeConfigText(text, &saved).ok()) {
         return absl::DataLossError(absl::StrCat("'", saved_config.string(),
                                                 "' cannot be parsed; move the directory ",
                                                 "aside or set resume: false"));
@@ -133,7 +133,7 @@ absl::Status PrepareDirectory(const Experiment& e, const fs::path& dir, std::ost
 absl::StatusOr<PointResult> ReadResultFile(const fs::path& path) {
   ASSIGN_OR_RETURN(std::string text, core::ReadTextFile(path.string()));
   PointResult r;
-  if (!google::protobuf::TextFormat::ParseFromString(text, &r)) {
+  if (!MergeConfigText(text, &r).ok()) {
     return absl::DataLossError(absl::StrCat("'", path.string(), "' cannot be parsed as a PointResult"));
   }
   return r;

@@ -89,7 +89,7 @@ absl::Status CheckRunDirectory(const Experiment& e, const fs::path& run_dir, boo
   if (fresh || !fs::exists(saved_path, ec)) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::string text, core::ReadTextFile(saved_path.string()));
   Experiment saved;
-  if (!google::protobuf::TextFormat::ParseFromString(text, &saved)) {
+  if (!MergeConfigText(text, &saved).ok()) {
     return absl::DataLossError(absl::StrCat("'", saved_path.string(), "' cannot be parsed; move the run ",
                                             "directory aside or set resume: false"));
   }
