@@ -18,7 +18,8 @@
 
 ABSL_FLAG(int, jobs, 1,
           "grid points run side by side in child processes; the cores are divided among them (each gets "
-          "cores/jobs threads), so they never oversubscribe the machine");
+          "cores/jobs threads), so they never oversubscribe the machine (more jobs than cores: as many as "
+          "cores, said at the start)");
 ABSL_FLAG(int, threads, 0, "CPU threads for this process (0: every core it may use)");
 ABSL_FLAG(bool, aggregate, false,
           "run nothing: summarise the grid points that have finished and list the others");

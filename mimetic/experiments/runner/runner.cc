@@ -164,8 +164,16 @@ double MonotonicSeconds() {
 // Unfinished points in child processes, `options.jobs` at a time, the cores divided among them.
 absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& run_dir,
                            const RunOptions& options, std::ostream& progress) {
-  const int cores = options.cores > 0 ? options.cores : AvailableCores();
-  const int threads = std::max(1, cores / options.jobs);
+  const int cores = std::max(1, options.cores > 0 ? options.cores : AvailableCores());
+  // More children than cores would oversubscribe the machine (each needs at least one thread):
+  // --jobs is capped at the core count, and the run says so.
+  const int parallel = std::min(options.jobs, cores);
+  const int threads = std::max(1, cores / parallel);
+  if (parallel < options.jobs) {
+    progress << absl::StrFormat(
+        "--jobs=%d is more than the %d core%s this process may use: running %d at a time\n", options.jobs,
+        cores, cores == 1 ? "" : "s", parallel);
+  }
   const std::string self = SelfBinary(options);
   std::vector<ChildJob> jobs;
   std::vector<const GridPoint*> pending;
@@ -184,19 +192,19 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
     pending.push_back(&p);
   }
   progress << absl::StrFormat("running %d of %d grid points, %d at a time, %d thread%s each\n", jobs.size(),
-                              grid.size(), std::min<int>(options.jobs, jobs.size()), threads,
+                              grid.size(), std::min<int>(parallel, jobs.size()), threads,
                               threads == 1 ? "" : "s");
   // Live status of the running points (their progress.log) and the sweep; a
   // line rewritten in place when the progress goes to a terminal.
   const bool terminal = options.progress == nullptr && ::isatty(STDERR_FILENO) == 1;
   SweepProgress status(progress, terminal, static_cast<int>(grid.size()),
-                       static_cast<int>(grid.size() - jobs.size()), options.jobs);
+                       static_cast<int>(grid.size() - jobs.size()), parallel);
   std::vector<std::string> failed;
   int done = 0;
   ASSIGN_OR_RETURN(
       std::vector<int> codes,
       RunChildren(
-          jobs, options.jobs,
+          jobs, parallel,
           [&](const ChildEvent& ev) {
             const GridPoint& p = *pending[ev.index];
             if (ev.started) {

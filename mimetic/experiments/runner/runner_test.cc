@@ -304,6 +304,17 @@ TEST(RunnerTest, JobsRunPointsInChildProcessesWithTheSameResultsAsOneThreadInPro
     EXPECT_EQ(children.runs[i].result.final(1).token(), in_process.runs[i].result.final(1).token());
   }
   EXPECT_THAT(sink.str(), HasSubstr("2 at a time, 1 thread each"));
+  // More jobs than cores: capped at the cores, and said (it used to start 2 one-thread children on 1).
+  std::ostringstream capped_log;
+  RunOptions capped = jobs;
+  capped.progress = &capped_log;
+  capped.cores = 1;
+  ExperimentSummary one_core = RunExperiment(Small(::testing::TempDir() + "/jobs_capped", 6), capped).value();
+  ASSERT_EQ(one_core.runs.size(), 2u);
+  EXPECT_EQ(one_core.runs[0].result.final_loss(), in_process.runs[0].result.final_loss());
+  EXPECT_THAT(capped_log.str(),
+              HasSubstr("--jobs=2 is more than the 1 core this process may use: running 1 at a time"));
+  EXPECT_THAT(capped_log.str(), HasSubstr("1 at a time, 1 thread each"));
   RunOptions zero = jobs;
   zero.jobs = 0;
   EXPECT_THAT(RunExperiment(Small(::testing::TempDir() + "/jobs0", 6), zero).status().message(),
