@@ -31,7 +31,15 @@ void SendToChildren(int signo) {
 
 void OnSignal(int signo) {
   int expected = 0;
-  if (g_signal.compare_exchange_strong(expected, signo)) return;  // the first: stop after this step
+  if (g_signal.compare_exchange_strong(expected, signo)) {
+    // The first: stop after this step. Said at once, since a long evaluation or checkpoint may take a
+    // while before the stop shows.
+    constexpr char kFirst[] =
+        "\nstop signal: finishing the current step or evaluation, then checkpointing (a second signal "
+        "exits at once)\n";
+    (void)!::write(STDERR_FILENO, kFirst, sizeof(kFirst) - 1);
+    return;
+  }
   // The second: stop now (children too). Only async-signal-safe calls here.
   SendToChildren(signo);
   constexpr char kMsg[] = "\nsecond stop signal: exiting at once (the last checkpoint is kept)\n";

@@ -144,6 +144,8 @@ TEST(SignalTest, SigtermFinishesTheStepCheckpointsAndExits143AndTheResumeIsBitId
   ::kill(p.pid, SIGTERM);
   EXPECT_EQ(WaitRun(p), 128 + SIGTERM);
   const std::string log = ReadFile(out + ".log");
+  // Said when the signal arrives, not only once the step is done (a long evaluation deferred it silently).
+  EXPECT_THAT(log, HasSubstr("stop signal: finishing the current step or evaluation, then checkpointing"));
   EXPECT_THAT(log, HasSubstr("SIGTERM: checkpointed step "));
   EXPECT_THAT(log, HasSubstr("/tiny/points/default/seed1/checkpoints/step_"));
   EXPECT_THAT(log, HasSubstr("stopped by SIGTERM"));
