@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -121,6 +122,15 @@ absl::Status MergeConfigText(const std::string& text, Message* message) {
   parser.RecordErrorsTo(&errors);
   if (!parser.MergeFromString(text, message)) return absl::InvalidArgumentError(errors.Joined());
   return absl::OkStatus();
+}
+
+std::string OneLineText(const Message& message) {
+  std::string text;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetSingleLineMode(true);
+  printer.PrintToString(message, &text);
+  absl::StripTrailingAsciiWhitespace(&text);
+  return text;
 }
 
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text) {

@@ -29,6 +29,9 @@ inline constexpr int kMaxConfigDepth = 64;
 // Merges protobuf text `text` into `message` as every parse of user or saved text must: messages nested
 // deeper than kMaxConfigDepth are refused; errors name line, column and (for depth) the limit.
 absl::Status MergeConfigText(const std::string& text, google::protobuf::Message* message);
+// `message` as protobuf text on one line (no trailing space): for configs and specs in file metadata
+// and one-line messages.
+std::string OneLineText(const google::protobuf::Message& message);
 // Parses `text` (protobuf text format); unknown fields and syntax errors name the line and field.
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
 // Reads `path`, parses it, applies `overrides` ("a.b.c=value"; repeated fields take "[v1, v2]"),

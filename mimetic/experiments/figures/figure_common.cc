@@ -138,14 +138,21 @@ std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& grou
   return out;
 }
 
+std::optional<ResolvedGroup> ResolveGroup(const FigureRun& run, const Group& g) {
+  if (g.runs.empty()) return std::nullopt;
+  absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
+  if (!e.ok()) return std::nullopt;
+  absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
+  if (!spec.ok()) return std::nullopt;
+  return ResolvedGroup{*std::move(e), *std::move(spec)};
+}
+
 namespace {
 
-// The room line of one point experiment (one variant), or "" when its model cannot be resolved.
-std::string RoomLine(const std::string& label, const Experiment& e) {
-  absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(e, e.variants(0)));
-  if (!spec.ok()) return "";
-  const std::optional<int> key = MinKeyDimension(*spec);
-  std::string line = absl::StrCat(label, ": ", key ? KeyDimensionText(*spec) : "softmax attention only");
+// The room line of one point experiment (one variant) and its resolved model.
+std::string RoomLine(const std::string& label, const Experiment& e, const models::ModelSpec& spec) {
+  const std::optional<int> key = MinKeyDimension(spec);
+  std::string line = absl::StrCat(label, ": ", key ? KeyDimensionText(spec) : "softmax attention only");
   if (key) {
     std::vector<std::string> lengths;
     for (int len : e.eval().lengths()) lengths.push_back(absl::StrCat(len, *key <= len ? " (no room)" : ""));
@@ -167,14 +174,13 @@ std::vector<std::string> RoomLines(const FigureRun& run) {
   std::vector<std::string> lines;
   std::set<std::string> seen;
   for (const Group& g : run.summary.aggregate.groups) {
-    if (g.runs.empty()) continue;
-    absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
-    if (!e.ok()) continue;
+    const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+    if (!r) continue;
     // Groups that differ only in axes the model and task do not see (seeds, rates, init flags) give the
     // same line: shown once, under the first group's label.
-    const std::string line = RoomLine(g.Label(), *e);
+    const std::string line = RoomLine(g.Label(), r->experiment, r->spec);
     const std::string body = line.substr(line.find(": ") + 2);
-    if (!line.empty() && seen.insert(body).second) lines.push_back(line);
+    if (seen.insert(body).second) lines.push_back(line);
   }
   return lines;
 }
@@ -199,11 +205,8 @@ int LongestReading(const std::string& how) {
 void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims) {
   std::optional<int> smallest, largest;  // over the run's models that have a key dimension
   for (const Group& g : run.summary.aggregate.groups) {
-    if (g.runs.empty()) continue;
-    absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
-    if (!e.ok()) continue;
-    absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
-    const std::optional<int> key = spec.ok() ? MinKeyDimension(*spec) : std::nullopt;
+    const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+    const std::optional<int> key = r ? MinKeyDimension(r->spec) : std::nullopt;
     if (!key) continue;
     smallest = std::min(smallest.value_or(*key), *key);
     largest = std::max(largest.value_or(*key), *key);

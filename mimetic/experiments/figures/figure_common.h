@@ -71,6 +71,14 @@ double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b);
 // task values so).
 std::pair<std::string, int> TaskAndLength(const std::string& value_name);
 
+// A group's first point experiment (one variant) and that variant's model, resolved; nullopt when the
+// group has no run or either cannot be resolved.
+struct ResolvedGroup {
+  Experiment experiment;
+  models::ModelSpec spec;
+};
+std::optional<ResolvedGroup> ResolveGroup(const FigureRun& run, const Group& g);
+
 // The room each compared model gives mimetic init's mechanism (config/room.h), one line per distinct
 // model and task of the run's groups: its key dimension against each eval length ("no room" where the
 // key dimension is <= the length: a mimetic layer is linear attention with that key dimension, which

@@ -10,7 +10,6 @@
 #include <limits>
 #include <sstream>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -260,15 +259,12 @@ class PointTrainer {
     std::string recent;
     for (double loss : recent_)
       absl::StrAppend(&recent, recent.empty() ? "" : ",", absl::StrFormat("%.17g", loss));
-    // The model as trained, after the init transforms: a reader outside mimetic needs it to rebuild
-    // the forward (the mimetic init's A = -exp(a_log_scale A_log) lives in the spec, not the weights).
-    std::string spec;
-    google::protobuf::TextFormat::Printer printer;
-    printer.SetSingleLineMode(true);
-    printer.PrintToString(model_.spec, &spec);
     return train::SaveCheckpoint((dir_ / "checkpoints").string(), state_, data_key_,
                                  {{"variant", point_.variant},
-                                  {kModelSpecKey, std::string(absl::StripAsciiWhitespace(spec))},
+                                  // The model as trained, after the init transforms: a reader outside
+                                  // mimetic needs it to rebuild the forward (the mimetic init's
+                                  // A = -exp(a_log_scale A_log) lives in the spec, not the weights).
+                                  {kModelSpecKey, OneLineText(model_.spec)},
                                   {"seed", absl::StrCat(point_.seed)},
                                   {kThreadsKey, absl::StrCat(ThreadCount())},
                                   {kRecentLossesKey, recent}});

@@ -4,8 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/strip.h"
-#include "google/protobuf/text_format.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/config/config.h"
@@ -18,15 +16,6 @@ namespace mimetic::experiments {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string OneLine(const google::protobuf::Message& m) {
-  std::string text;
-  google::protobuf::TextFormat::Printer p;
-  p.SetSingleLineMode(true);
-  p.PrintToString(m, &text);
-  absl::StripTrailingAsciiWhitespace(&text);
-  return text;
-}
 
 // "2 x attention, d_model 64" from a resolved spec.
 std::string ModelLine(const models::ModelSpec& spec) {
@@ -43,7 +32,7 @@ std::string Describe(const Experiment& t, const models::ModelSpec& spec, const R
                      const std::string& file) {
   std::string init;
   for (const InitTransform& i : t.variants(0).init())
-    absl::StrAppend(&init, init.empty() ? "" : ", ", OneLine(i));
+    absl::StrAppend(&init, init.empty() ? "" : ", ", OneLineText(i));
   std::string acc;
   for (const LengthAccuracy& a : r.result.final()) {
     absl::StrAppend(&acc, acc.empty() ? "" : ", ",
@@ -54,7 +43,7 @@ std::string Describe(const Experiment& t, const models::ModelSpec& spec, const R
       "published model): a ",
       ModelLine(spec), " model, init ", init.empty() ? "mamba_ssm's default" : init, ", trained ",
       r.result.steps(), " steps (batch ", t.train().batch_size(), ", lr ", t.train().lr(), ", seed ",
-      t.seeds(0), ") on ", OneLine(t.task()), "; final exact accuracy ", acc.empty() ? "n/a" : acc,
+      t.seeds(0), ") on ", OneLineText(t.task()), "; final exact accuracy ", acc.empty() ? "n/a" : acc,
       "; weights: ", file);
 }
 

@@ -104,25 +104,10 @@ Tensor OnDeviceOf(const Tensor& like, absl::StatusOr<Tensor> host) {
   return moved.ok() ? *moved : Tensor::Error(moved.status());
 }
 
-Tensor Unwatched(const Tensor& t) {
-  if (!t.ok()) return t;
-  switch (t.dtype()) {
-    case core::DType::kI32: {
-      absl::StatusOr<std::vector<int32_t>> v = t.ToVector<int32_t>();
-      if (!v.ok()) return Tensor::Error(v.status());
-      return OnDeviceOf(t, Tensor::FromHost<int32_t>(t.shape(), *v));
-    }
-    case core::DType::kF32: {
-      absl::StatusOr<std::vector<float>> v = t.ToVector<float>();
-      if (!v.ok()) return Tensor::Error(v.status());
-      return OnDeviceOf(t, Tensor::FromHost<float>(t.shape(), *v));
-    }
-    default: {
-      absl::StatusOr<std::vector<double>> v = t.ToVector<double>();
-      if (!v.ok()) return Tensor::Error(v.status());
-      return OnDeviceOf(t, Tensor::FromHost<double>(t.shape(), *v));
-    }
-  }
+Tensor Unwatched(const Tensor& ids) {
+  absl::StatusOr<std::vector<int32_t>> v = ids.ToVector<int32_t>();  // fails on float tensors: ids only
+  if (!v.ok()) return Tensor::Error(v.status());
+  return OnDeviceOf(ids, Tensor::FromHost<int32_t>(ids.shape(), *v));
 }
 
 absl::Status CompareTensors(const Tensor& actual, const Tensor& expected, double atol, double rtol) {

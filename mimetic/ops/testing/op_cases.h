@@ -65,11 +65,11 @@ struct OpCase {
 void RegisterOpCases(std::vector<OpCase> cases);
 const std::vector<OpCase>& RegisteredOpCases();
 
-// A fresh copy of `t` on the same device, off the tape: for the integer ids and host-made masks a case
-// passes to its op, so the harness' core::Vjp (which watches every input) never asks for their
-// cotangents (core's tape rejects the empty Tensor() a Vjp returns for a watched index input). The copy
-// stays on t's device: a CUDA case must hand the op CUDA ids (ops refuse mixed devices).
-Tensor Unwatched(const Tensor& t);
+// A fresh copy of integer ids on the same device, off the tape, so the harness' core::Vjp (which
+// watches every input) never asks for their cotangent (core's tape rejects the empty Tensor() a Vjp
+// returns for a watched index input). It stays on the ids' device: a CUDA case must hand the op CUDA
+// ids (ops refuse mixed devices).
+Tensor Unwatched(const Tensor& ids);
 
 // `host` moved to `like`'s device (a case's host-built tensor next to inputs that may be on the GPU).
 Tensor OnDeviceOf(const Tensor& like, absl::StatusOr<Tensor> host);

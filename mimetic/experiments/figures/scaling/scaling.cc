@@ -14,9 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/room.h"
-#include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/figure_common.h"
 #include "mimetic/models/spec.h"
 
@@ -31,18 +29,16 @@ struct Size {
 };
 
 std::optional<Size> SizeOf(const FigureRun& run, const Group& g) {
-  if (g.runs.empty()) return std::nullopt;
-  absl::StatusOr<Experiment> e = PointExperiment(run.experiment, g.runs[0]->point);
-  if (!e.ok()) return std::nullopt;
-  absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
-  if (!spec.ok() || spec->layers().empty()) return std::nullopt;
-  const models::LayerSpec& first = spec->layers(0);
+  const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+  if (!r || r->spec.layers().empty()) return std::nullopt;
+  const models::ModelSpec& spec = r->spec;
+  const models::LayerSpec& first = spec.layers(0);
   Size s;
-  s.width = spec->d_model();
-  s.depth = spec->layers_size();
+  s.width = spec.d_model();
+  s.depth = spec.layers_size();
   s.state = first.has_mamba2() ? first.mamba2().d_state() : first.has_mamba1() ? first.mamba1().d_state() : 0;
-  s.length = TrainLength(e->task());
-  s.key = MinKeyDimension(*spec);
+  s.length = TrainLength(r->experiment.task());
+  s.key = MinKeyDimension(spec);
   return s;
 }
 
