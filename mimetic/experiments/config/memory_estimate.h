@@ -1,13 +1,18 @@
-// Refusing a sweep the machine cannot hold, before anything runs: an estimate of the memory one grid
-// point's training needs (parameters, gradients and both AdamW moments, plus activations kept for the
-// backward pass and the logits), compared with what the machine has.
+// Refusing a sweep the machine cannot hold, before anything runs: an estimate of the peak memory of
+// one grid point's training process, compared with what the machine has.
 //
 //   MemoryEstimate m = EstimateTrainingMemory(point_experiment);   // m.bytes, m.detail
 //   RETURN_IF_ERROR(CheckMemory(experiment, grid, /*limit_bytes=*/0, /*jobs=*/2));
 //
-// The estimate is deliberately rough (within a factor of ~2 of the measured peak at the sizes we
-// train); its job is to stop a 24-layer, width-1024 paper preset from swapping a laptop to death,
-// not to budget memory to the byte.
+// The peak is the largest of the run's phases, each counted tensor by tensor from the code that
+// allocates them: the first training step, which is traced eagerly and keeps every activation and its
+// cotangent until the backward pass ends; its AdamW update; the replayed steps with their buffer plan,
+// both output sets and the evaluation plans (logits over the padded vocabulary); the end, with the
+// attention maps. memory_estimate_test runs the runner on shapes that stress each term (a wide MLP, a
+// wide vocabulary, Mamba 2 with a large state, softmax attention, long rows, Mamba 1) and checks the
+// estimate is within 25% of each process's peak resident memory (one thread; glibc's heap keeps up
+// to ~15% more than the live tensors after the first step). Not counted: each extra worker thread's
+// scratch, mostly OpenBLAS's GEMM packing buffer (up to ~32 MiB a thread).
 #ifndef MIMETIC_EXPERIMENTS_MEMORY_ESTIMATE_H_
 #define MIMETIC_EXPERIMENTS_MEMORY_ESTIMATE_H_
 

@@ -1,5 +1,6 @@
 // ValidateExperiment (config.h) in named steps: the experiment's own fields, each variant (name, model,
 // init), the task and evaluation, training, seeds, device and output.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -20,8 +21,12 @@
 namespace mimetic::experiments {
 namespace {
 
-// `spec` with every width shrunk (same layer kinds and count).
+// `spec` with every width shrunk (same layer kinds and count). The vocabulary too: no init transform
+// reads it, and a 16M-token embedding alone would take seconds and gigabytes to draw before the memory
+// check could refuse the model (issue 30, item 9).
 models::ModelSpec NarrowProbe(models::ModelSpec spec) {
+  spec.set_vocab_size(std::min(spec.vocab_size(), 16));
+  spec.set_pad_vocab_size_multiple(1);
   spec.set_d_model(16);
   if (spec.d_intermediate() > 0) spec.set_d_intermediate(16);
   for (models::LayerSpec& layer : *spec.mutable_layers()) {
