@@ -17,6 +17,7 @@ and gets these targets (labels stay in the single package //mimetic/ops):
     :<name>                          the library (public; or an alias of `lib`)
     :<name>_cases                    testonly, alwayslink rows for the harness
     :<name>_consistency_test         fast CPU path vs reference, gradients vs finite differences
+    :<name>_reference_fingerprints   hashes of the reference's outputs and VJP per case (testonly)
     :<name>_test                     the unit test
     :<name>_kernels_cuda             nvcc objects of <name>.cu            (tag "cuda")
     :<name>_cuda                     alwayslink kernel registration       (tag "cuda")
@@ -98,6 +99,11 @@ def op_family(
         native.cc_test(
             name = name + "_consistency_test",
             deps = [":" + name + "_cases", "//mimetic/ops/testing:consistency_main"],
+        )
+        native.cc_binary(
+            name = name + "_reference_fingerprints",
+            testonly = True,
+            deps = [":" + name + "_cases", "//mimetic/ops/testing:reference_fingerprints_main"],
         )
 
     native.cc_test(

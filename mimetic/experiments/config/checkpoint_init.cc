@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/status.h"
+#include "mimetic/experiments/config/names.h"
 #include "mimetic/init/pretrained.h"
 #include "mimetic/init/transfer.h"
 #include "mimetic/models/spec.h"
@@ -155,6 +156,17 @@ absl::Status CheckFilePresent(const CheckpointInit& c) {
 }
 
 }  // namespace
+
+absl::Status CheckCheckpointFields(const std::string& entry, const InitTransform& t) {
+  const CheckpointInit& c = CheckpointOf(t);
+  const std::string at = absl::StrCat(entry, ".", KindName(t), ".");
+  if (c.has_name() && !models::PretrainedSpec(c.name()).ok()) {
+    return Bad(at + "name", Quoted(c.name()),
+               absl::StrCat("a published model: ", absl::StrJoin(models::PretrainedNames(), ", ")));
+  }
+  if (c.has_path()) RETURN_IF_ERROR(CheckPath(at + "path", c.path()));
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::shared_ptr<const init::Model>> LoadCheckpointCached(const CheckpointInit& c) {
   RETURN_IF_ERROR(CheckFilePresent(c));

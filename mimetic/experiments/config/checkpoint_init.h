@@ -45,6 +45,12 @@ std::string FetchInstructions(const std::string& name);
 // another shape.
 absl::StatusOr<std::shared_ptr<const init::Model>> LoadCheckpointCached(const CheckpointInit& c);
 
+// The entry's own words and path, each error naming its field `<entry>.<kind>.name` or `.path` (`entry` is
+// "variants[1].init[0]"): `name` is a published model, a given `path` is a path (names.h's CheckPath). Runs
+// before CheckCheckpointInit, which would otherwise look for the file first and tell how to download an
+// unknown model.
+absl::Status CheckCheckpointFields(const std::string& entry, const InitTransform& t);
+
 // Every check that needs no training, for an entry of a variant whose resolved model is `variant`.
 // `teacher` is the experiment's teacher model (resolved) when it has one: a `teacher: true` entry is
 // checked against it (its file does not exist until the teacher has trained).

@@ -45,22 +45,26 @@ class ErrorCollector : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors_;
 };
 
+// `text` cut to a length fit for an error message: an override may be arbitrarily long.
+std::string Shortened(const std::string& text) {
+  constexpr size_t kMaxShown = 120;
+  return text.size() <= kMaxShown ? text : absl::StrCat(text.substr(0, kMaxShown), "...");
+}
+
 // Element `index` (a position, or the value of the element's `name` field) of the repeated message field `f`
 // of `msg`.
-absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message* msg,
-                                         const FieldDescriptor* f, const std::string& index) {
+absl::StatusOr<Message*> RepeatedElement(Message* msg, const FieldDescriptor* f, const std::string& index) {
   if (!f->is_repeated() || f->type() != FieldDescriptor::TYPE_MESSAGE) {
     return absl::InvalidArgumentError(
-        absl::StrCat("override '", assignment, "': '", f->name(),
-                     "' is not a repeated message field, so it takes no [index]"));
+        absl::StrCat("'", f->name(), "' is not a repeated message field, so it takes no [index]"));
   }
   const Reflection* r = msg->GetReflection();
   const int size = r->FieldSize(*msg, f);
   int position = -1;
   if (absl::SimpleAtoi(index, &position)) {
     if (position < 0 || position >= size) {
-      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", f->name(), "[", index,
-                                                     "] is out of range; it has ", size, " elements"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(f->name(), "[", index, "] is out of range; it has ", size, " elements"));
     }
     return r->MutableRepeatedMessage(msg, f, position);
   }
@@ -74,21 +78,19 @@ absl::StatusOr<Message*> RepeatedElement(const std::string& assignment, Message*
     names.push_back(element_name);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("override '", assignment, "': ", f->name(), " has no element named '", index,
-                   "'; expected a position in [0, ", size, ")",
-                   names.empty() ? "" : " or one of: " + absl::StrJoin(names, ", ")));
+      absl::StrCat(f->name(), " has no element named '", Shortened(index), "'; expected a position in [0, ",
+                   size, ")", names.empty() ? "" : " or one of: " + absl::StrJoin(names, ", ")));
 }
 
 // "params[c]=4" on a map<string, string> field: sets the entry with key `key`, adding it if absent.
-absl::Status SetMapValue(const std::string& assignment, Message* msg, const FieldDescriptor* f,
-                         const std::string& key, const std::string& value) {
+absl::Status SetMapValue(Message* msg, const FieldDescriptor* f, const std::string& key,
+                         const std::string& value) {
   const Descriptor* entry_type = f->message_type();
   const FieldDescriptor* key_field = entry_type->FindFieldByName("key");
   const FieldDescriptor* value_field = entry_type->FindFieldByName("value");
   if (key_field->type() != FieldDescriptor::TYPE_STRING ||
       value_field->type() != FieldDescriptor::TYPE_STRING) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("override '", assignment, "': '", f->name(), "' is not a map from text to text"));
+    return absl::InvalidArgumentError(absl::StrCat("'", f->name(), "' is not a map from text to text"));
   }
   const Reflection* r = msg->GetReflection();
   Message* entry = nullptr;
@@ -107,21 +109,108 @@ absl::Status SetMapValue(const std::string& assignment, Message* msg, const Fiel
   return absl::OkStatus();
 }
 
-// `text` cut to a length fit for an error message: an override may be arbitrarily long.
-std::string Shortened(const std::string& text) {
-  constexpr size_t kMaxShown = 120;
-  return text.size() <= kMaxShown ? text : absl::StrCat(text.substr(0, kMaxShown), "...");
+// MergeConfigText (merge: fields given twice, the last wins) or a parse into an empty `message` that refuses
+// a singular field given twice.
+absl::Status ParseConfigText(const std::string& text, bool merge, Message* message) {
+  google::protobuf::TextFormat::Parser parser;
+  parser.SetRecursionLimit(kMaxConfigDepth);
+  ErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  if (!(merge ? parser.MergeFromString(text, message) : parser.ParseFromString(text, message)))
+    return absl::InvalidArgumentError(errors.Joined());
+  return absl::OkStatus();
+}
+
+// Where a field path leads: the message holding the field and the field; for a map entry ("params[c]") its
+// key.
+struct FieldTarget {
+  Message* parent = nullptr;
+  const FieldDescriptor* field = nullptr;
+  std::optional<std::string> map_key;
+};
+
+// Walks `path` ("variants[mimetic].init[0].mimetic.c") from `root`, creating the messages on the way as
+// setting would. Errors say what is wrong with the path; the caller names the assignment.
+absl::StatusOr<FieldTarget> FindTarget(const std::string& path, Message* root) {
+  std::vector<std::string> parts = absl::StrSplit(path, '.');
+  if (parts.size() > kMaxConfigDepth) {
+    return absl::InvalidArgumentError(absl::StrCat("the field path nests ", parts.size(),
+                                                   " messages deep, past the limit of ", kMaxConfigDepth));
+  }
+  Message* msg = root;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Descriptor* d = msg->GetDescriptor();
+    const bool last = i + 1 == parts.size();
+    // "variants[1]" or "variants[mimetic]": one element of a repeated message field.
+    std::string index;
+    if (const size_t open = parts[i].find('['); open != std::string::npos && parts[i].back() == ']') {
+      index = parts[i].substr(open + 1, parts[i].size() - open - 2);
+      parts[i] = parts[i].substr(0, open);
+      if (index.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("empty index in '", parts[i], "[]'; expected [position] or [name]"));
+      }
+    }
+    const FieldDescriptor* f = d->FindFieldByName(parts[i]);
+    if (f == nullptr) {
+      std::vector<std::string> names;
+      for (int k = 0; k < d->field_count(); ++k) names.push_back(d->field(k)->name());
+      return absl::InvalidArgumentError(absl::StrCat(d->name(), " has no field '", Shortened(parts[i]),
+                                                     "'; fields are: ", absl::StrJoin(names, ", ")));
+    }
+    if (!index.empty() && f->is_map() && last) return FieldTarget{msg, f, index};
+    if (!index.empty()) {
+      ASSIGN_OR_RETURN(msg, RepeatedElement(msg, f, index));
+      if (last) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", parts[i], "[", Shortened(index), "]' is a message; name one of its fields after a '.'"));
+      }
+      continue;
+    }
+    if (last) return FieldTarget{msg, f, std::nullopt};
+    if (f->type() != FieldDescriptor::TYPE_MESSAGE || f->is_repeated()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", parts[i], "' is not a singular message field, so '",
+                                                     Shortened(path),
+                                                     "' cannot be set from the command line"));
+    }
+    msg = msg->GetReflection()->MutableMessage(msg, f);
+  }
+  return absl::InvalidArgumentError("an empty field path");  // not reached: StrSplit gives one part or more
+}
+
+// Sets `f` of `msg` from `value` (text as after --set path=), converted by the text-format parser with the
+// field's own type checks. The text must set that field alone, once: a string `x" device: "cuda` would
+// otherwise also set device, unseen (or, for device itself, set it twice, the last winning), and a sweep
+// value could set fields no axis names.
+absl::Status SetField(Message* msg, const FieldDescriptor* f, const std::string& value) {
+  std::string text = absl::StrCat(f->name(), ": ", value);
+  if (f->type() == FieldDescriptor::TYPE_MESSAGE && !value.empty() && value[0] == '{') {
+    text = absl::StrCat(f->name(), " ", value);
+  }
+  if (f->type() == FieldDescriptor::TYPE_STRING && !value.empty() && value[0] != '"' && value[0] != '[') {
+    text = absl::StrCat(f->name(), ": \"", value, "\"");
+  }
+  std::unique_ptr<Message> alone(msg->New());
+  RETURN_IF_ERROR(ParseConfigText(text, /*merge=*/false, alone.get()));
+  std::vector<const FieldDescriptor*> set;
+  alone->GetReflection()->ListFields(*alone, &set);
+  for (const FieldDescriptor* other : set) {
+    if (other != f) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the value also sets '", other->name(), "'; it may set only '", f->name(),
+                       "' (a string holding '\"' is written quoted, with \\\")"));
+    }
+  }
+  // A repeated field is replaced ("[a, b]"), a singular one overwritten; a message is merged into.
+  if (f->is_repeated() || f->type() != FieldDescriptor::TYPE_MESSAGE)
+    msg->GetReflection()->ClearField(msg, f);
+  return MergeConfigText(text, msg);
 }
 
 }  // namespace
 
 absl::Status MergeConfigText(const std::string& text, Message* message) {
-  google::protobuf::TextFormat::Parser parser;
-  parser.SetRecursionLimit(kMaxConfigDepth);
-  ErrorCollector errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.MergeFromString(text, message)) return absl::InvalidArgumentError(errors.Joined());
-  return absl::OkStatus();
+  return ParseConfigText(text, /*merge=*/true, message);
 }
 
 std::string OneLineText(const Message& message) {
@@ -150,72 +239,22 @@ absl::Status ApplyOverride(const std::string& full_assignment, Experiment* exper
   }
   const std::string path(absl::StripAsciiWhitespace(full_assignment.substr(0, eq)));
   const std::string value(absl::StripAsciiWhitespace(full_assignment.substr(eq + 1)));
-  // Walk to the parent message, clearing the target if repeated so "[a, b]" replaces it.
-  std::vector<std::string> parts = absl::StrSplit(path, '.');
-  if (parts.size() > kMaxConfigDepth) {
-    return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': the field path nests ",
-                                                   parts.size(), " messages deep, past the limit of ",
-                                                   kMaxConfigDepth));
-  }
-  Message* msg = experiment;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const Descriptor* d = msg->GetDescriptor();
-    // "variants[1]" or "variants[mimetic]": one element of a repeated message field.
-    std::string index;
-    if (const size_t open = parts[i].find('['); open != std::string::npos && parts[i].back() == ']') {
-      index = parts[i].substr(open + 1, parts[i].size() - open - 2);
-      parts[i] = parts[i].substr(0, open);
-      if (index.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': empty index in '",
-                                                       parts[i], "[]'; expected [position] or [name]"));
-      }
-    }
-    const FieldDescriptor* f = d->FindFieldByName(parts[i]);
-    if (f == nullptr) {
-      std::vector<std::string> names;
-      for (int k = 0; k < d->field_count(); ++k) names.push_back(d->field(k)->name());
-      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", d->name(),
-                                                     " has no field '", parts[i],
-                                                     "'; fields are: ", absl::StrJoin(names, ", ")));
-    }
-    const Reflection* r = msg->GetReflection();
-    if (!index.empty() && f->is_map() && i + 1 == parts.size())
-      return SetMapValue(assignment, msg, f, index, value);
-    if (!index.empty()) {
-      ASSIGN_OR_RETURN(msg, RepeatedElement(assignment, msg, f, index));
-      if (i + 1 == parts.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("override '", assignment, "': '", parts[i], "[", index,
-                         "]' is a message; name one of its fields after a '.'"));
-      }
-      continue;
-    }
-    if (i + 1 == parts.size()) {
-      if (f->is_repeated()) r->ClearField(msg, f);
-      // Let the text-format parser convert the value, with the field's own type checks.
-      std::string text = absl::StrCat(f->name(), ": ", value);
-      if (f->type() == FieldDescriptor::TYPE_MESSAGE && !value.empty() && value[0] == '{') {
-        text = absl::StrCat(f->name(), " ", value);
-      }
-      if (f->type() == FieldDescriptor::TYPE_STRING && !value.empty() && value[0] != '"' && value[0] != '[') {
-        text = absl::StrCat(f->name(), ": \"", value, "\"");
-      }
-      if (!f->is_repeated() && f->type() != FieldDescriptor::TYPE_MESSAGE) r->ClearField(msg, f);
-      if (absl::Status s = MergeConfigText(text, msg); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': cannot set ",
-                                                       Shortened(path), " to '", Shortened(value),
-                                                       "': ", s.message()));
-      }
-      return absl::OkStatus();
-    }
-    if (f->type() != FieldDescriptor::TYPE_MESSAGE || f->is_repeated()) {
-      return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': '", parts[i],
-                                                     "' is not a singular message field, so '", path,
-                                                     "' cannot be set from the command line"));
-    }
-    msg = r->MutableMessage(msg, f);
+  absl::StatusOr<FieldTarget> target = FindTarget(path, experiment);
+  absl::Status s = target.status();
+  if (s.ok() && target->map_key) s = SetMapValue(target->parent, target->field, *target->map_key, value);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': ", s.message()));
+  if (target->map_key) return absl::OkStatus();
+  if (absl::Status set = SetField(target->parent, target->field, value); !set.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("override '", assignment, "': cannot set ",
+                                                   Shortened(path), " to '", Shortened(value),
+                                                   "': ", set.message()));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckFieldPath(const Experiment& e, const std::string& path) {
+  Experiment scratch = e;  // the walk creates the messages on its way
+  return FindTarget(path, &scratch).status();
 }
 
 absl::StatusOr<std::unique_ptr<data::Task>> MakeTask(const TaskSpec& spec) {

@@ -42,6 +42,10 @@ absl::StatusOr<Experiment> LoadExperiment(const std::string& path, const std::ve
 // One override "train.lr=5e-4" (or "model.default_layer.mamba2.d_state=32", "eval.lengths=[50,100]",
 // "variants[custom].init[0].named.params[c]=4": a map entry by its key, added when absent).
 absl::Status ApplyOverride(const std::string& assignment, Experiment* experiment);
+// OK when `path` ("train.lr", "variants[mimetic].init[0].mimetic.c") leads to a field of `e` that an
+// override can set; else InvalidArgument saying what is wrong with it (no field of that name, an index out
+// of range, a path past the nesting limit).
+absl::Status CheckFieldPath(const Experiment& e, const std::string& path);
 // Checks every field against its range; resolves model specs in place.
 absl::Status ValidateExperiment(Experiment* experiment);
 

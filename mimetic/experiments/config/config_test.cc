@@ -249,6 +249,48 @@ TEST(ConfigTest, AnExperimentNameThatWouldLeaveTheOutputDirectoryIsRefused) {
   EXPECT_THAT(Check({"variants[0].name=.."}).message(), HasSubstr("a name that can be a directory"));
 }
 
+// A --set value is text for its one field: a string that closes its quote and goes on would set other
+// fields unseen (config_fuzz_test found `name=x" device: "cuda` accepted, setting device), and a singular
+// field given twice would keep only the last.
+TEST(ConfigTest, AnOverrideSetsItsOneFieldOnly) {
+  Experiment e = ParseExperiment(kBase).value();
+  EXPECT_THAT(ApplyOverride(R"(name=x" device: "cuda)", &e).message(),
+              HasSubstr("the value also sets 'device'; it may set only 'name'"));
+  EXPECT_THAT(ApplyOverride(R"(device=x" device: "cuda)", &e).message(),
+              HasSubstr("specified multiple times"));
+  EXPECT_THAT(ApplyOverride("train.lr=1e-3 steps: 5", &e).message(), HasSubstr("also sets 'steps'"));
+  EXPECT_EQ(e.device(), "cpu");
+  EXPECT_EQ(e.train().steps(), 10);
+  // Quoted, a string may hold a quote; a message value still merges, a list still replaces.
+  ASSERT_TRUE(ApplyOverride(R"(name="x\" y")", &e).ok());
+  EXPECT_EQ(e.name(), "x\" y");
+  ASSERT_TRUE(ApplyOverride("train={ steps: 7 }", &e).ok());
+  EXPECT_EQ(e.train().steps(), 7);
+  EXPECT_EQ(e.train().batch_size(), 4);
+  ASSERT_TRUE(ApplyOverride("seeds=[3, 4]", &e).ok());
+  EXPECT_EQ(e.seeds_size(), 2);
+}
+
+// output_dir may be any path the file system can hold (slashes, "..", absolute), but not one it cannot:
+// config_fuzz_test found a 5,000-byte output_dir and one with a NUL byte (where the C path would end,
+// silently writing elsewhere) accepted.
+TEST(ConfigTest, AnOutputDirTheFileSystemCannotHoldIsRefused) {
+  for (const char* dir : {"a/b", "../x", "/abs/path", "runs/../other"}) {
+    EXPECT_TRUE(Check({absl::StrCat("output_dir=", dir)}).ok()) << dir;
+  }
+  std::string deep;  // 21 parts of 200 bytes: each fits, the whole (4221 bytes) does not
+  for (int i = 0; i < 21; ++i) deep += std::string(200, 'a') + "/";
+  for (const std::string& dir : {std::string("\"\""), std::string(256, 'a'),
+                                 "x/" + std::string(256, 'a') + "/y", deep, std::string(R"("a\0b")")}) {
+    const absl::Status s = Check({"output_dir=" + dir});
+    EXPECT_THAT(s.message(), HasSubstr("config: output_dir = ")) << dir.substr(0, 40);
+    EXPECT_THAT(s.message(), HasSubstr("expected a path: not empty, no NUL byte, at most 255 bytes between "
+                                       "slashes and 4095 in all"))
+        << dir.substr(0, 40);
+  }
+  EXPECT_TRUE(Check({"output_dir=" + std::string(255, 'a')}).ok());
+}
+
 // `teacher` nests an Experiment in an Experiment, so text can nest without end. A config 8,000 levels deep,
 // in a file or through --set, must be refused naming the limit rather than overflow the parser's stack.
 // Each case runs in a child process so that a crash fails this test instead of the whole binary.

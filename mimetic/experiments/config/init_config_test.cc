@@ -107,10 +107,9 @@ TEST(InitConfigTest, BuiltInMessagesMatchTheRegisteredParameters) {
 }
 
 TEST(InitConfigTest, UnknownNamesAndParametersAreRefusedBeforeTraining) {
-  EXPECT_THAT(
-      Check({"variants[custom].init[0].named.name=mimetik"}).message(),
-      AllOf(HasSubstr("variant 'custom' init[0]: no init transform is registered as 'mimetik'"),
-            HasSubstr("registered: gamma, mimetic, mimetic_a, mimetic_bc, mimetic_conv, mimetic_delta")));
+  EXPECT_THAT(Check({"variants[custom].init[0].named.name=mimetik"}).message(),
+              AllOf(HasSubstr("init[0].named.name = \"mimetik\"; expected a registered init transform"),
+                    HasSubstr("gamma, mimetic, mimetic_a, mimetic_bc, mimetic_conv, mimetic_delta")));
   EXPECT_THAT(Check({"variants[custom].init[0].named.params[cc]=4"}).message(),
               AllOf(HasSubstr("'mimetic_a' has no parameter 'cc'"),
                     HasSubstr("c (a number in (0, 100], default 8)")));

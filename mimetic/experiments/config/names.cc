@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace mimetic::experiments {
 
@@ -19,17 +20,28 @@ bool SafeName(const std::string& name) {
   return true;
 }
 
-absl::Status CheckSafeName(const std::string& field, const std::string& name) {
-  if (SafeName(name)) return absl::OkStatus();
-  // Long or binary names are cut in the message: it must stay readable.
-  std::string shown = name.size() > 60 ? absl::StrCat(name.substr(0, 60), "...") : name;
+std::string Quoted(const std::string& value) {
+  std::string shown = value.size() > 60 ? absl::StrCat(value.substr(0, 60), "...") : value;
   for (char& c : shown) {
     if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
   }
-  return Bad(field, absl::StrCat("\"", shown, "\""),
+  return absl::StrCat("\"", shown, "\"");
+}
+
+absl::Status CheckSafeName(const std::string& field, const std::string& name) {
+  if (SafeName(name)) return absl::OkStatus();
+  return Bad(field, Quoted(name),
              "a name that can be a directory: 1 to 100 letters, digits, '.', "
              "'_', '-', '+', not starting "
              "with '.'");
+}
+
+absl::Status CheckPath(const std::string& field, const std::string& path) {
+  bool ok = !path.empty() && path.size() <= 4095 && path.find('\0') == std::string::npos;
+  for (absl::string_view part : absl::StrSplit(path, '/')) ok = ok && part.size() <= 255;
+  if (ok) return absl::OkStatus();
+  return Bad(field, absl::StrCat(Quoted(path), " (", path.size(), " bytes)"),
+             "a path: not empty, no NUL byte, at most 255 bytes between slashes and 4095 in all");
 }
 
 absl::Status CheckDistinctSeeds(const google::protobuf::RepeatedField<uint64_t>& seeds) {

@@ -1,7 +1,9 @@
-// The rules for what becomes a directory name (experiment, variant, sweep axis and value names) and for seed
-// lists, each with one message, shared by ValidateExperiment and ValidateSweep.
+// The rules for what becomes a directory name (experiment, variant, sweep axis and value names), for paths
+// (output_dir, checkpoint files) and for seed lists, each with one message, shared by ValidateExperiment and
+// ValidateSweep.
 //
 //   RETURN_IF_ERROR(CheckSafeName("variants[0].name", v.name()));
+//   RETURN_IF_ERROR(CheckPath("output_dir", e.output_dir()));
 //   RETURN_IF_ERROR(CheckDistinctSeeds(e.seeds()));
 //   if (std::optional<int> j = FirstRepeat(lengths)) ...  // lengths[*j] appeared earlier
 #ifndef MIMETIC_EXPERIMENTS_CONFIG_NAMES_H_
@@ -26,6 +28,16 @@ absl::Status Bad(const std::string& field, const std::string& value, const std::
 bool SafeName(const std::string& name);
 // InvalidArgument naming `field` and the rule when `name` is not SafeName.
 absl::Status CheckSafeName(const std::string& field, const std::string& name);
+
+// Paths (output_dir, a checkpoint's path): anything the file system can hold, slashes and ".." included,
+// but not empty, no NUL byte (a C path ends there, so the rest would be silently dropped), no part between
+// slashes over 255 bytes and at most 4095 bytes in all (Linux's NAME_MAX and PATH_MAX: longer cannot be
+// created or opened).
+absl::Status CheckPath(const std::string& field, const std::string& path);
+
+// `value` as an error message quotes it: in double quotes, cut after 60 bytes, control and non-ASCII bytes
+// as '?' (a value may be 5,000 bytes or binary; the message must stay readable).
+std::string Quoted(const std::string& value);
 
 // Seeds: at least one, none repeated (a repeated seed would be counted twice in the mean and standard error).
 absl::Status CheckDistinctSeeds(const google::protobuf::RepeatedField<uint64_t>& seeds);

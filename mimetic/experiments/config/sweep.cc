@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -133,6 +134,14 @@ absl::Status ValidateSweep(const Experiment& e) {
     if (axis.fields().empty())
       return SweepError(at + ".fields", "[]; expected at least one field path, e.g. \"train.lr\"");
     if (axis.values().empty()) return SweepError(at + ".values", "[]; expected at least one value");
+    // Before the axis's default name is taken from a path's last part: a path that is no field would be
+    // reported as a bad name the config never gave.
+    for (int k = 0; k < axis.fields_size(); ++k) {
+      if (absl::Status s = CheckFieldPath(e, axis.fields(k)); !s.ok()) {
+        return SweepError(absl::StrCat(at, ".fields[", k, "]"),
+                          absl::StrCat(Quoted(axis.fields(k)), " is not a field path: ", s.message()));
+      }
+    }
     const std::string name = AxisName(axis);
     RETURN_IF_ERROR(CheckSafeName(at + ".name", name));
     if (!axis_names.insert(name).second) {
@@ -148,11 +157,12 @@ absl::Status ValidateSweep(const Experiment& e) {
     for (int i = 0; i < axis.values_size(); ++i) {
       const std::string vn = ValueName(axis, i);
       // A value that cannot be a directory needs a value_names entry that can.
-      if (absl::Status bad = CheckSafeName(at + (axis.value_names_size() > 0 ? ".value_names" : ".values"), vn);
+      if (absl::Status bad =
+              CheckSafeName(at + (axis.value_names_size() > 0 ? ".value_names" : ".values"), vn);
           !bad.ok()) {
-        return axis.value_names_size() > 0
-                   ? bad
-                   : absl::InvalidArgumentError(absl::StrCat(bad.message(), "; or give the axis value_names"));
+        return axis.value_names_size() > 0 ? bad
+                                           : absl::InvalidArgumentError(absl::StrCat(
+                                                 bad.message(), "; or give the axis value_names"));
       }
       if (!seen.insert(vn).second)
         return SweepError(at + ".values", absl::StrCat("'", vn, "' appears twice"));
@@ -242,21 +252,26 @@ absl::StatusOr<std::vector<GridPoint>> ExpandGrid(const Experiment& e) {
 absl::StatusOr<Experiment> PointExperiment(const Experiment& e, const GridPoint& point) {
   Experiment one = e;
   for (const std::string& o : point.overrides) RETURN_IF_ERROR(ApplyOverride(o, &one));
-  Variant variant;
-  bool found = false;
-  for (const Variant& v : one.variants()) {
-    if (v.name() == point.variant) {
-      variant = v;
-      found = true;
-    }
+  int position = -1;  // the variant's in the config
+  for (int i = 0; i < one.variants_size(); ++i) {
+    if (one.variants(i).name() == point.variant) position = i;
   }
-  if (!found) return absl::NotFoundError(absl::StrCat("sweep point: no variant named '", point.variant, "'"));
+  if (position < 0)
+    return absl::NotFoundError(absl::StrCat("sweep point: no variant named '", point.variant, "'"));
+  Variant variant = one.variants(position);
   one.clear_variants();
-  *one.add_variants() = variant;
+  *one.add_variants() = std::move(variant);
   one.clear_seeds();
   one.add_seeds(point.seed);
   one.clear_sweep();
-  RETURN_IF_ERROR(ValidateExperiment(&one));
+  if (absl::Status s = ValidateExperiment(&one); !s.ok()) {
+    // The point holds its variant at position 0; a message about it must name the config's position, the
+    // one the user can find and --set. (The teacher's own variants, "config: teacher: ...", keep theirs.)
+    constexpr absl::string_view kOwn = "config: variants[0]";
+    if (position == 0 || !absl::StartsWith(s.message(), kOwn)) return s;
+    return absl::Status(s.code(),
+                        absl::StrCat("config: variants[", position, "]", s.message().substr(kOwn.size())));
+  }
   return one;
 }
 

@@ -86,7 +86,11 @@ TEST(SweepTest, BadSweepsAreRefusedNamingTheAxis) {
     return std::string(ExpandGrid(e).status().message());
   };
   EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.nonsense", {"1"}); }),
-              HasSubstr("TrainSpec has no field 'nonsense'"));
+              HasSubstr("sweep.axes[0].fields[0]: \"train.nonsense\" is not a field path: TrainSpec has no "
+                        "field 'nonsense'"));
+  // Named as the path it is, not as the bad axis name its last part ("/x") would make.
+  EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "../x", {"1"}); }),
+              HasSubstr("sweep.axes[0].fields[0]: \"../x\" is not a field path"));
   EXPECT_THAT(error([](Experiment* e) { AddAxis(e, "train.lr", {}); }),
               HasSubstr("sweep.axes[0].values: []"));
   EXPECT_THAT(error([](Experiment* e) { e->mutable_sweep()->add_axes()->add_values("1"); }),
@@ -103,7 +107,7 @@ TEST(SweepTest, BadSweepsAreRefusedNamingTheAxis) {
               HasSubstr("not one of eval.lengths"));
   EXPECT_THAT(error([](Experiment* e) {
                 AddAxis(e, "train.lr", {"1e-3"});
-                AddAxis(e, "eval.lr", {"1e-3"})->set_name("lr");
+                AddAxis(e, "train.weight_decay", {"1e-3"})->set_name("lr");
               }),
               HasSubstr("names two axes"));
 }

@@ -106,6 +106,23 @@ absl::StatusOr<models::ModelSpec> ValidateTeacher(Experiment teacher) {
   return spec;
 }
 
+// The words and paths of the variant's init entries, each error naming its field: a named transform is
+// registered, a checkpoint names a published model and a path by the path rule. Checked before the entries
+// are built, whose errors name the entry but not the field.
+absl::Status CheckInitFields(const std::string& at, const Variant& v) {
+  const init::TransformRegistry& registry = init::GlobalTransformRegistry();
+  for (int j = 0; j < v.init_size(); ++j) {
+    const InitTransform& t = v.init(j);
+    const std::string entry = absl::StrCat(at, ".init[", j, "]");
+    if (t.has_named() && registry.Find(t.named().name()) == nullptr) {
+      return Bad(entry + ".named.name", Quoted(t.named().name()),
+                 absl::StrCat("a registered init transform: ", absl::StrJoin(registry.Names(), ", ")));
+    }
+    if (IsCheckpointKind(t)) RETURN_IF_ERROR(CheckCheckpointFields(entry, t));
+  }
+  return absl::OkStatus();
+}
+
 // Each variant's name (a directory), model and init; inits are built once on a narrow probe so that a
 // transform that does not fit this model fails now.
 absl::Status ValidateVariant(int i, const Experiment& e, const std::optional<models::ModelSpec>& teacher,
@@ -119,6 +136,7 @@ absl::Status ValidateVariant(int i, const Experiment& e, const std::optional<mod
       return absl::InvalidArgumentError(absl::StrCat("config: ", at, ".model: ", m.status().message()));
     *v->mutable_model() = *m;
   }
+  RETURN_IF_ERROR(CheckInitFields(at, *v));
   const models::ModelSpec& spec = VariantModel(e, *v);
   for (const InitTransform& t : v->init()) {
     for (int layer : t.layers()) {
@@ -241,7 +259,7 @@ absl::Status ValidateTaskAndEval(const Experiment& e) {
 // What relates training fields (each field's own range is CheckFieldRanges').
 absl::Status ValidateTrain(const TrainSpec& t) {
   if (t.schedule() != "linear" && t.schedule() != "cosine" && t.schedule() != "constant") {
-    return Bad("train.schedule", "\"" + t.schedule() + "\"", "\"linear\", \"cosine\" or \"constant\"");
+    return Bad("train.schedule", Quoted(t.schedule()), "\"linear\", \"cosine\" or \"constant\"");
   }
   return MakeSchedule(t).Validate();
 }
@@ -249,9 +267,8 @@ absl::Status ValidateTrain(const TrainSpec& t) {
 absl::Status ValidateSeedsDeviceOutput(const Experiment& e) {
   RETURN_IF_ERROR(CheckDistinctSeeds(e.seeds()));
   if (e.device() != "cpu" && e.device() != "cuda")
-    return Bad("device", "\"" + e.device() + "\"", "\"cpu\" or \"cuda\"");
-  if (e.output_dir().empty()) return Bad("output_dir", "\"\"", "a directory");
-  return absl::OkStatus();
+    return Bad("device", Quoted(e.device()), "\"cpu\" or \"cuda\"");
+  return CheckPath("output_dir", e.output_dir());
 }
 
 }  // namespace

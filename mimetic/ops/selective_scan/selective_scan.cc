@@ -5,11 +5,15 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/core/builtin_ops.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/softplus.h"
+#include "xtensor/xtensor.hpp"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -18,6 +22,8 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 const char* const kForwardNames[] = {"u", "delta", "A", "Bm", "Cm", "D"};
 
@@ -98,153 +104,186 @@ T TimeStepGrad(T v, bool softplus) {
   return !softplus ? T(1) : SoftplusGrad(v);
 }
 
+// Named views of the forward inputs; z and delta_bias only when present.
 template <typename T>
-struct View {
-  int64_t B, L, E, N;
-  const T *u, *delta, *A, *Bm, *Cm, *D, *z, *bias;
-  // dt at (b, t, d) and the pre-softplus value.
-  T Raw(int64_t i, int64_t d) const { return delta[i * E + d] + (bias ? bias[d] : T(0)); }
+struct Inputs {
+  XtView<const T, 3> u;                    // (B, L, E)
+  XtView<const T, 3> delta;                // (B, L, E)
+  XtView<const T, 2> A;                    // (E, N)
+  XtView<const T, 3> Bm;                   // (B, L, N)
+  XtView<const T, 3> Cm;                   // (B, L, N)
+  XtView<const T, 1> D;                    // (E)
+  std::optional<XtView<const T, 3>> z;     // (B, L, E)
+  std::optional<XtView<const T, 1>> bias;  // (E)
+  // dt at (b, t, d) before the softplus: delta + delta_bias.
+  T Raw(int64_t b, int64_t t, int64_t d) const { return delta(b, t, d) + (bias ? (*bias)(d) : T(0)); }
 };
 
 template <typename T>
-View<T> MakeView(const SelectiveScanAttrs& a, absl::Span<const Tensor> in) {
-  View<T> v;
-  v.B = in[0].dim(0);
-  v.L = in[0].dim(1);
-  v.E = in[0].dim(2);
-  v.N = in[2].dim(1);
-  v.u = in[0].data<T>();
-  v.delta = in[1].data<T>();
-  v.A = in[2].data<T>();
-  v.Bm = in[3].data<T>();
-  v.Cm = in[4].data<T>();
-  v.D = in[5].data<T>();
-  v.z = a.has_z ? in[a.z_index()].data<T>() : nullptr;
-  v.bias = a.has_delta_bias ? in[a.delta_bias_index()].data<T>() : nullptr;
+Inputs<T> MakeInputs(const SelectiveScanAttrs& a, absl::Span<const Tensor> in) {
+  Inputs<T> v{XtViewOrDie<const T, 3>(in[0]),
+              XtViewOrDie<const T, 3>(in[1]),
+              XtViewOrDie<const T, 2>(in[2]),
+              XtViewOrDie<const T, 3>(in[3]),
+              XtViewOrDie<const T, 3>(in[4]),
+              XtViewOrDie<const T, 1>(in[5]),
+              std::nullopt,
+              std::nullopt};
+  if (a.has_z) v.z = XtViewOrDie<const T, 3>(in[a.z_index()]);
+  if (a.has_delta_bias) v.bias = XtViewOrDie<const T, 1>(in[a.delta_bias_index()]);
   return v;
 }
 
+// h[t] = exp(Δ[t] A) h[t-1] + Δ[t] B[t] x[t] per channel d, y[t] = (C[t] h[t] + D x[t]) silu(z[t]).
 template <typename T>
 void ReferenceForward(const SelectiveScanAttrs& a, absl::Span<const Tensor> in,
                       absl::Span<const Tensor> out) {
-  const View<T> v = MakeView<T>(a, in);
-  const int64_t B = v.B, L = v.L, E = v.E, N = v.N;
-  T* y = out[0].mutable_data<T>();     // (B, L, E)
-  T* last = out[1].mutable_data<T>();  // (B, E, N)
-  std::vector<T> h(N);
+  const Inputs<T> v = MakeInputs<T>(a, in);
+  const int64_t B = v.u.shape(0), L = v.u.shape(1), E = v.u.shape(2), N = v.A.shape(1);
+  XtView<T, 3> y = XtViewOrDie<T, 3>(out[0]);     // (B, L, E)
+  XtView<T, 3> last = XtViewOrDie<T, 3>(out[1]);  // (B, E, N)
+  xt::xtensor<T, 1> h = xt::zeros<T>({N});        // (N): the state of one (batch, channel)
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t d = 0; d < E; ++d) {
-      std::fill(h.begin(), h.end(), T(0));
+      h.fill(T(0));
       for (int64_t t = 0; t < L; ++t) {
-        const int64_t i = b * L + t;  // (b, t) row
-        const T dt = TimeStep(v.Raw(i, d), a.delta_softplus);
-        const T x = v.u[i * E + d];
+        const T dt = TimeStep(v.Raw(b, t, d), a.delta_softplus);
+        const T x = v.u(b, t, d);
         T acc = 0;
         for (int64_t n = 0; n < N; ++n) {
-          h[n] = std::exp(dt * v.A[d * N + n]) * h[n] + dt * v.Bm[i * N + n] * x;
-          acc += v.Cm[i * N + n] * h[n];
+          h(n) = std::exp(dt * v.A(d, n)) * h(n) + dt * v.Bm(b, t, n) * x;
+          acc += v.Cm(b, t, n) * h(n);
         }
-        T out_v = acc + v.D[d] * x;
+        T out_v = acc + v.D(d) * x;
         if (v.z) {
-          const T zz = v.z[i * E + d];
+          const T zz = (*v.z)(b, t, d);
           out_v *= zz * Sigmoid(zz);
         }
-        y[i * E + d] = out_v;
+        y(b, t, d) = out_v;
       }
-      for (int64_t n = 0; n < N; ++n) last[(b * E + d) * N + n] = h[n];
+      xt::view(last, b, d) = h;
     }
   }
 }
 
-// Spec §1.5, formula by formula, with all states h[b,t,d,n] stored.
+// The backward's scratch: every step's time step, state and decay, and the cotangents.
 template <typename T>
-void ReferenceBackward(const SelectiveScanAttrs& a, absl::Span<const Tensor> in,
-                       absl::Span<const Tensor> out) {
-  const View<T> v = MakeView<T>(a, in);
-  const int64_t B = v.B, L = v.L, E = v.E, N = v.N;
+struct Scratch {
+  xt::xtensor<T, 3> dt;      // (B, L, E): Δ
+  xt::xtensor<T, 4> h;       // (B, L, E, N): the state after each step
+  xt::xtensor<T, 4> deltaA;  // (B, L, E, N): exp(Δ A)
+  xt::xtensor<T, 4> g;       // (B, L, E, N): dL/dh
+  xt::xtensor<T, 3> gy;      // (B, L, E): dL/d(y before the gate)
+  xt::xtensor<T, 3> ypre;    // (B, L, E): y before the gate
+};
+
+// Spec §1.5, first half: the forward with all states h[b,t,d,n] stored, the gate and the adjoint scan.
+template <typename T>
+Scratch<T> ReferenceBackwardScan(const SelectiveScanAttrs& a, const Inputs<T>& v, absl::Span<const Tensor> in,
+                                 absl::Span<const Tensor> out) {
+  const int64_t B = v.u.shape(0), L = v.u.shape(1), E = v.u.shape(2), N = v.A.shape(1);
   const int nf = a.num_forward_inputs();
-  const T* dy = in[nf].data<T>();         // (B, L, E)
-  const T* dlast = in[nf + 1].data<T>();  // (B, E, N)
-  auto st = [&](int64_t b, int64_t t, int64_t d, int64_t n) { return ((b * L + t) * E + d) * N + n; };
-  std::vector<T> dt(B * L * E), h(B * L * E * N), dA(B * L * E * N), g(B * L * E * N), gy(B * L * E),
-      ypre(B * L * E);
+  const XtView<const T, 3> dy = XtViewOrDie<const T, 3>(in[nf]);         // (B, L, E)
+  const XtView<const T, 3> dlast = XtViewOrDie<const T, 3>(in[nf + 1]);  // (B, E, N)
+  Scratch<T> s{xt::zeros<T>({B, L, E}),    xt::zeros<T>({B, L, E, N}), xt::zeros<T>({B, L, E, N}),
+               xt::zeros<T>({B, L, E, N}), xt::zeros<T>({B, L, E}),    xt::zeros<T>({B, L, E})};
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t d = 0; d < E; ++d) {
       for (int64_t t = 0; t < L; ++t) {
-        const int64_t i = b * L + t;
-        dt[i * E + d] = TimeStep(v.Raw(i, d), a.delta_softplus);
-        T acc = v.D[d] * v.u[i * E + d];
+        s.dt(b, t, d) = TimeStep(v.Raw(b, t, d), a.delta_softplus);
+        T acc = v.D(d) * v.u(b, t, d);
         for (int64_t n = 0; n < N; ++n) {
-          const T prev = t > 0 ? h[st(b, t - 1, d, n)] : T(0);
-          dA[st(b, t, d, n)] = std::exp(dt[i * E + d] * v.A[d * N + n]);
-          h[st(b, t, d, n)] = dA[st(b, t, d, n)] * prev + dt[i * E + d] * v.Bm[i * N + n] * v.u[i * E + d];
-          acc += v.Cm[i * N + n] * h[st(b, t, d, n)];
+          const T prev = t > 0 ? s.h(b, t - 1, d, n) : T(0);
+          s.deltaA(b, t, d, n) = std::exp(s.dt(b, t, d) * v.A(d, n));
+          s.h(b, t, d, n) = s.deltaA(b, t, d, n) * prev + s.dt(b, t, d) * v.Bm(b, t, n) * v.u(b, t, d);
+          acc += v.Cm(b, t, n) * s.h(b, t, d, n);
         }
-        ypre[i * E + d] = acc;
+        s.ypre(b, t, d) = acc;
       }
     }
   }
   // Gate: gy = dout * silu(z), dz = dout * ypre * silu'(z).
-  T* dz = a.has_z ? out[a.z_index()].mutable_data<T>() : nullptr;
-  for (int64_t i = 0; i < B * L * E; ++i) {
-    if (!v.z) {
-      gy[i] = dy[i];
-      continue;
+  if (!v.z) {
+    s.gy = dy;
+  } else {
+    const XtView<const T, 3>& z = *v.z;
+    XtView<T, 3> dz = XtViewOrDie<T, 3>(out[a.z_index()]);  // (B, L, E)
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t t = 0; t < L; ++t) {
+        for (int64_t d = 0; d < E; ++d) {
+          const T sg = Sigmoid(z(b, t, d));
+          s.gy(b, t, d) = dy(b, t, d) * z(b, t, d) * sg;
+          dz(b, t, d) = dy(b, t, d) * s.ypre(b, t, d) * sg * (T(1) + z(b, t, d) * (T(1) - sg));
+        }
+      }
     }
-    const T s = Sigmoid(v.z[i]);
-    gy[i] = dy[i] * v.z[i] * s;
-    dz[i] = dy[i] * ypre[i] * s * (T(1) + v.z[i] * (T(1) - s));
   }
-  // Adjoint reverse scan: g[t] = C[t] gy[t] + dA[t+1] g[t+1], seeded by the last state's cotangent.
+  // Adjoint reverse scan: g[t] = C[t] gy[t] + deltaA[t+1] g[t+1], seeded by the last state's cotangent.
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t d = 0; d < E; ++d) {
       for (int64_t n = 0; n < N; ++n) {
-        T next = dlast[(b * E + d) * N + n];  // dA[t+1] g[t+1], and dL/dh[L-1] from last_state
+        T next = dlast(b, d, n);  // deltaA[t+1] g[t+1], and dL/dh[L-1] from last_state
         for (int64_t t = L - 1; t >= 0; --t) {
-          const T gv = v.Cm[(b * L + t) * N + n] * gy[(b * L + t) * E + d] + next;
-          g[st(b, t, d, n)] = gv;
-          next = dA[st(b, t, d, n)] * gv;
+          const T gv = v.Cm(b, t, n) * s.gy(b, t, d) + next;
+          s.g(b, t, d, n) = gv;
+          next = s.deltaA(b, t, d, n) * gv;
         }
       }
     }
   }
-  T* du = out[0].mutable_data<T>();
-  T* ddelta = out[1].mutable_data<T>();
-  T* dAp = out[2].mutable_data<T>();
-  T* dB = out[3].mutable_data<T>();
-  T* dC = out[4].mutable_data<T>();
-  T* dD = out[5].mutable_data<T>();
-  T* dbias = a.has_delta_bias ? out[a.delta_bias_index()].mutable_data<T>() : nullptr;
-  std::fill(dAp, dAp + E * N, T(0));
-  std::fill(dD, dD + E, T(0));
-  if (dbias) std::fill(dbias, dbias + E, T(0));
+  return s;
+}
+
+// Spec §1.5, second half: the input cotangents from the stored states and the adjoint g.
+template <typename T>
+void ReferenceBackward(const SelectiveScanAttrs& a, absl::Span<const Tensor> in,
+                       absl::Span<const Tensor> out) {
+  const Inputs<T> v = MakeInputs<T>(a, in);
+  const int64_t B = v.u.shape(0), L = v.u.shape(1), E = v.u.shape(2), N = v.A.shape(1);
+  const Scratch<T> s = ReferenceBackwardScan<T>(a, v, in, out);
+  XtView<T, 3> du = XtViewOrDie<T, 3>(out[0]);      // (B, L, E)
+  XtView<T, 3> ddelta = XtViewOrDie<T, 3>(out[1]);  // (B, L, E)
+  XtView<T, 2> dA = XtViewOrDie<T, 2>(out[2]);      // (E, N)
+  XtView<T, 3> dB = XtViewOrDie<T, 3>(out[3]);      // (B, L, N)
+  XtView<T, 3> dC = XtViewOrDie<T, 3>(out[4]);      // (B, L, N)
+  XtView<T, 1> dD = XtViewOrDie<T, 1>(out[5]);      // (E)
+  std::optional<XtView<T, 1>> dbias;                // (E)
+  if (a.has_delta_bias) dbias = XtViewOrDie<T, 1>(out[a.delta_bias_index()]);
+  dA.fill(T(0));
+  dD.fill(T(0));
+  if (dbias) dbias->fill(T(0));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t t = 0; t < L; ++t) {
-      const int64_t i = b * L + t;
+      // The (E) rows of gy, Δ and x at (b, t) as plain pointers: with their unit stride known, GCC
+      // vectorizes the sums over d as it did before the views (an in-order reduction with unfused
+      // products); through the views' runtime strides it picks another width and dB, dC change bits.
+      const T* gy_bt = &s.gy(b, t, 0);
+      const T* dt_bt = &s.dt(b, t, 0);
+      const T* u_bt = &v.u(b, t, 0);
       for (int64_t n = 0; n < N; ++n) {
         T sc = 0, sb = 0;
         for (int64_t d = 0; d < E; ++d) {
-          sc += gy[i * E + d] * h[st(b, t, d, n)];                   // dC = Σ_d gy h
-          sb += g[st(b, t, d, n)] * dt[i * E + d] * v.u[i * E + d];  // dB = Σ_d g Δ x
+          sc += gy_bt[d] * s.h(b, t, d, n);            // dC = Σ_d gy h
+          sb += s.g(b, t, d, n) * dt_bt[d] * u_bt[d];  // dB = Σ_d g Δ x
         }
-        dC[i * N + n] = sc;
-        dB[i * N + n] = sb;
+        dC(b, t, n) = sc;
+        dB(b, t, n) = sb;
       }
       for (int64_t d = 0; d < E; ++d) {
-        const T x = v.u[i * E + d], delta_t = dt[i * E + d];
+        const T x = v.u(b, t, d), delta_t = s.dt(b, t, d);
         T sx = 0, sd = 0;
         for (int64_t n = 0; n < N; ++n) {
-          const T gv = g[st(b, t, d, n)];
-          const T prev = t > 0 ? h[st(b, t - 1, d, n)] : T(0);
-          sx += gv * delta_t * v.Bm[i * N + n];
-          sd += gv * (v.Bm[i * N + n] * x + v.A[d * N + n] * dA[st(b, t, d, n)] * prev);
-          dAp[d * N + n] += gv * delta_t * dA[st(b, t, d, n)] * prev;
+          const T gv = s.g(b, t, d, n);
+          const T prev = t > 0 ? s.h(b, t - 1, d, n) : T(0);
+          sx += gv * delta_t * v.Bm(b, t, n);
+          sd += gv * (v.Bm(b, t, n) * x + v.A(d, n) * s.deltaA(b, t, d, n) * prev);
+          dA(d, n) += gv * delta_t * s.deltaA(b, t, d, n) * prev;
         }
-        du[i * E + d] = v.D[d] * gy[i * E + d] + sx;
-        const T dd = sd * TimeStepGrad(v.Raw(i, d), a.delta_softplus);
-        ddelta[i * E + d] = dd;
-        dD[d] += gy[i * E + d] * x;
-        if (dbias) dbias[d] += dd;
+        du(b, t, d) = v.D(d) * s.gy(b, t, d) + sx;
+        const T dd = sd * TimeStepGrad(v.Raw(b, t, d), a.delta_softplus);
+        ddelta(b, t, d) = dd;
+        dD(d) += s.gy(b, t, d) * x;
+        if (dbias) (*dbias)(d) += dd;
       }
     }
   }

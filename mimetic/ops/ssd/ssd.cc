@@ -8,7 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/builtin_ops.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/softplus.h"
+#include "xtensor/xtensor.hpp"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -16,6 +19,8 @@ namespace {
 using core::DType;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 constexpr int kNumForwardInputs = 7;
 const char* const kInputNames[kNumForwardInputs] = {"x", "dt", "A", "Bm", "Cm", "D", "dt_bias"};
@@ -84,42 +89,62 @@ absl::StatusOr<std::vector<TensorMeta>> InferForward(absl::Span<const TensorMeta
                                  TensorMeta{{b, h, p, n}, dtype, x.device}};
 }
 
-// Reference forward: the recurrence step by step, state (P x N) per (batch, head).
+// Reference forward: the recurrence step by step, state s (P x N) per (batch, head), with
+// Δ[t] = softplus(dt[t] + dt_bias):
+//   s = exp(Δ[t] A) s + Δ[t] x[t] ⊗ B[t],   y[t] = s C[t] + D x[t],   last_state = s after t = L-1.
 template <typename T>
 void ReferenceForward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const T* x = in[0].data<T>();
-  const T* dt = in[1].data<T>();
-  const T* a = in[2].data<T>();
-  const T* bm = in[3].data<T>();
-  const T* cm = in[4].data<T>();
-  const T* dskip = in[5].data<T>();
-  const T* dt_bias = in[6].data<T>();
-  T* y = out[0].mutable_data<T>();
-  T* last = out[1].mutable_data<T>();
-  const int64_t L = d.length, H = d.heads, P = d.head_dim, G = d.groups, N = d.state;
-  std::vector<T> s(P * N);
+  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
+  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
+  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
+  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
+  const XtView<const T, 4> cm = XtViewOrDie<const T, 4>(in[4]);       // (B, L, G, N)
+  const XtView<const T, 1> dskip = XtViewOrDie<const T, 1>(in[5]);    // (H)
+  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
+  XtView<T, 4> y = XtViewOrDie<T, 4>(out[0]);                         // (B, L, H, P)
+  XtView<T, 4> last = XtViewOrDie<T, 4>(out[1]);                      // (B, H, P, N)
+  const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state;
+  xt::xtensor<T, 2> s = xt::zeros<T>({P, N});  // (P, N): the state of one (batch, head)
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = h / d.heads_per_group();
-      std::fill(s.begin(), s.end(), T(0));
+      s.fill(T(0));
       for (int64_t t = 0; t < L; ++t) {
-        const T delta = Softplus<T>(dt[(b * L + t) * H + h] + dt_bias[h]);
-        const T decay = std::exp(delta * a[h]);
-        const T* xt = x + ((b * L + t) * H + h) * P;
-        const T* bt = bm + ((b * L + t) * G + g) * N;
-        const T* ct = cm + ((b * L + t) * G + g) * N;
-        T* yt = y + ((b * L + t) * H + h) * P;
+        const T delta = Softplus<T>(dt(b, t, h) + dt_bias(h));
+        const T decay = std::exp(delta * a(h));
         for (int64_t p = 0; p < P; ++p) {
           T acc = 0;
           for (int64_t n = 0; n < N; ++n) {
-            T& v = s[p * N + n];
-            v = decay * v + delta * xt[p] * bt[n];
-            acc += v * ct[n];
+            s(p, n) = decay * s(p, n) + delta * x(b, t, h, p) * bm(b, t, g, n);
+            acc += s(p, n) * cm(b, t, g, n);
           }
-          yt[p] = acc + dskip[h] * xt[p];
+          y(b, t, h, p) = acc + dskip(h) * x(b, t, h, p);
         }
       }
-      std::copy(s.begin(), s.end(), last + (b * H + h) * P * N);
+      xt::view(last, b, h) = s;
+    }
+  }
+}
+
+// The states of one (batch b, head h), recomputed as ReferenceForward does: states(t + 1) = state[t]
+// after step t, states(0) = 0.
+template <typename T>
+void ReferenceStates(const SsdDims& d, absl::Span<const Tensor> in, int64_t b, int64_t h,
+                     xt::xtensor<T, 3>& states) {
+  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
+  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
+  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
+  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
+  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
+  const int64_t g = h / d.heads_per_group();
+  xt::view(states, 0).fill(T(0));
+  for (int64_t t = 0; t < d.length; ++t) {
+    const T delta = Softplus<T>(dt(b, t, h) + dt_bias(h));
+    const T decay = std::exp(delta * a(h));
+    for (int64_t p = 0; p < d.head_dim; ++p) {
+      for (int64_t n = 0; n < d.state; ++n) {
+        states(t + 1, p, n) = decay * states(t, p, n) + delta * x(b, t, h, p) * bm(b, t, g, n);
+      }
     }
   }
 }
@@ -131,80 +156,61 @@ void ReferenceForward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<
 //   ddt[t] = dΔ[t] softplus'(dt[t] + dt_bias),   ddt_bias = Σ ddt,   dD = Σ <dy[t], x[t]>
 template <typename T>
 void ReferenceBackward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const T* x = in[0].data<T>();
-  const T* dt = in[1].data<T>();
-  const T* a = in[2].data<T>();
-  const T* bm = in[3].data<T>();
-  const T* cm = in[4].data<T>();
-  const T* dskip = in[5].data<T>();
-  const T* dt_bias = in[6].data<T>();
-  const T* dy = in[7].data<T>();
-  const T* dlast = in[8].data<T>();
-  T* dx = out[0].mutable_data<T>();
-  T* ddt = out[1].mutable_data<T>();
-  T* da = out[2].mutable_data<T>();
-  T* db = out[3].mutable_data<T>();
-  T* dc = out[4].mutable_data<T>();
-  T* dd = out[5].mutable_data<T>();
-  T* ddt_bias = out[6].mutable_data<T>();
-  const int64_t L = d.length, H = d.heads, P = d.head_dim, G = d.groups, N = d.state;
-  for (int i = 2; i < 7; ++i) {
-    T* p = out[i].mutable_data<T>();
-    std::fill(p, p + out[i].numel(), T(0));
-  }
-  std::vector<T> states((L + 1) * P * N);  // states[t + 1] = state[t]; states[0] = 0
-  std::vector<T> ds(P * N);
+  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
+  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
+  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
+  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
+  const XtView<const T, 4> cm = XtViewOrDie<const T, 4>(in[4]);       // (B, L, G, N)
+  const XtView<const T, 1> dskip = XtViewOrDie<const T, 1>(in[5]);    // (H)
+  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
+  const XtView<const T, 4> dy = XtViewOrDie<const T, 4>(in[7]);       // (B, L, H, P)
+  const XtView<const T, 4> dlast = XtViewOrDie<const T, 4>(in[8]);    // (B, H, P, N)
+  XtView<T, 4> dx = XtViewOrDie<T, 4>(out[0]);                        // (B, L, H, P)
+  XtView<T, 3> ddt = XtViewOrDie<T, 3>(out[1]);                       // (B, L, H)
+  XtView<T, 1> da = XtViewOrDie<T, 1>(out[2]);                        // (H)
+  XtView<T, 4> db = XtViewOrDie<T, 4>(out[3]);                        // (B, L, G, N)
+  XtView<T, 4> dc = XtViewOrDie<T, 4>(out[4]);                        // (B, L, G, N)
+  XtView<T, 1> dd = XtViewOrDie<T, 1>(out[5]);                        // (H)
+  XtView<T, 1> ddt_bias = XtViewOrDie<T, 1>(out[6]);                  // (H)
+  const int64_t L = d.length, P = d.head_dim, N = d.state;
+  da.fill(T(0));
+  db.fill(T(0));
+  dc.fill(T(0));
+  dd.fill(T(0));
+  ddt_bias.fill(T(0));
+  xt::xtensor<T, 3> states = xt::zeros<T>({L + 1, P, N});  // (L + 1, P, N): states(t + 1) = state[t]
+  xt::xtensor<T, 2> ds = xt::zeros<T>({P, N});             // (P, N): dL/dstate[t]
   for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < H; ++h) {
+    for (int64_t h = 0; h < d.heads; ++h) {
       const int64_t g = h / d.heads_per_group();
-      std::fill(states.begin(), states.begin() + P * N, T(0));
-      for (int64_t t = 0; t < L; ++t) {
-        const T delta = Softplus<T>(dt[(b * L + t) * H + h] + dt_bias[h]);
-        const T decay = std::exp(delta * a[h]);
-        const T* xt = x + ((b * L + t) * H + h) * P;
-        const T* bt = bm + ((b * L + t) * G + g) * N;
-        const T* prev = &states[t * P * N];
-        T* cur = &states[(t + 1) * P * N];
-        for (int64_t p = 0; p < P; ++p) {
-          for (int64_t n = 0; n < N; ++n) cur[p * N + n] = decay * prev[p * N + n] + delta * xt[p] * bt[n];
-        }
-      }
-      std::copy(dlast + (b * H + h) * P * N, dlast + (b * H + h + 1) * P * N, ds.begin());
+      ReferenceStates<T>(d, in, b, h, states);
+      ds = xt::view(dlast, b, h);
       T next_decay = 0;  // exp(Δ[t+1] A); the dlast_state term already sits in ds
       for (int64_t t = L - 1; t >= 0; --t) {
-        const T z = dt[(b * L + t) * H + h] + dt_bias[h];
+        const T z = dt(b, t, h) + dt_bias(h);
         const T delta = Softplus<T>(z);
-        const T decay = std::exp(delta * a[h]);
-        const T* xt = x + ((b * L + t) * H + h) * P;
-        const T* bt = bm + ((b * L + t) * G + g) * N;
-        const T* ct = cm + ((b * L + t) * G + g) * N;
-        const T* dyt = dy + ((b * L + t) * H + h) * P;
-        const T* prev = &states[t * P * N];
-        const T* cur = &states[(t + 1) * P * N];
-        T* dxt = dx + ((b * L + t) * H + h) * P;
-        T* dbt = db + ((b * L + t) * G + g) * N;
-        T* dct = dc + ((b * L + t) * G + g) * N;
+        const T decay = std::exp(delta * a(h));
         T ddelta = 0, ddecay = 0;
         for (int64_t p = 0; p < P; ++p) {
           T dxp = 0;
           for (int64_t n = 0; n < N; ++n) {
-            T& v = ds[p * N + n];
+            T& v = ds(p, n);
             if (t < L - 1) v *= next_decay;
-            v += dyt[p] * ct[n];
-            dct[n] += cur[p * N + n] * dyt[p];
-            dxp += v * bt[n];
-            dbt[n] += delta * v * xt[p];
-            ddelta += v * xt[p] * bt[n];
-            ddecay += v * prev[p * N + n];
+            v += dy(b, t, h, p) * cm(b, t, g, n);
+            dc(b, t, g, n) += states(t + 1, p, n) * dy(b, t, h, p);
+            dxp += v * bm(b, t, g, n);
+            db(b, t, g, n) += delta * v * x(b, t, h, p);
+            ddelta += v * x(b, t, h, p) * bm(b, t, g, n);
+            ddecay += v * states(t, p, n);
           }
-          dxt[p] = dskip[h] * dyt[p] + delta * dxp;
-          dd[h] += dyt[p] * xt[p];
+          dx(b, t, h, p) = dskip(h) * dy(b, t, h, p) + delta * dxp;
+          dd(h) += dy(b, t, h, p) * x(b, t, h, p);
         }
-        ddelta += ddecay * decay * a[h];
-        da[h] += ddecay * decay * delta;
+        ddelta += ddecay * decay * a(h);
+        da(h) += ddecay * decay * delta;
         const T dz = ddelta * SoftplusGrad<T>(z);
-        ddt[(b * L + t) * H + h] = dz;
-        ddt_bias[h] += dz;
+        ddt(b, t, h) = dz;
+        ddt_bias(h) += dz;
         next_decay = decay;
       }
     }

@@ -135,27 +135,28 @@ std::vector<Tensor> RunOn(const CaseFn& fn, absl::Span<const Tensor> inputs, int
   return fn(inputs);
 }
 
-absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, core::Key key) {
+absl::StatusOr<CaseVjp> ReferenceVjp(const OpCase& c, absl::Span<const Tensor> inputs, core::Key key) {
   core::ScopedCpuBackend scope(core::Backend::kReference);
-  std::vector<Tensor> outs = c.fn(inputs);
-  std::vector<std::vector<double>> seeds;
+  CaseVjp r;
+  r.outputs = c.fn(inputs);
   std::vector<Tensor> seed_tensors;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    RETURN_IF_ERROR(outs[k].status());
-    if (outs[k].dtype() != core::DType::kF64) {
-      seeds.emplace_back(outs[k].numel(), 0.0);  // integer outputs carry no gradient
-      ASSIGN_OR_RETURN(Tensor z, Tensor::Zeros(outs[k].shape(), outs[k].dtype()));
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    const Tensor& out = r.outputs[k];
+    RETURN_IF_ERROR(out.status());
+    if (out.dtype() == core::DType::kI32) {
+      r.seeds.emplace_back(out.numel(), 0.0);  // integer outputs carry no gradient
+      ASSIGN_OR_RETURN(Tensor z, Tensor::Zeros(out.shape(), out.dtype()));
       seed_tensors.push_back(z);
       continue;
     }
-    ASSIGN_OR_RETURN(Tensor s, core::Normal(core::FoldIn(key, 1000 + k), outs[k].shape(), core::DType::kF64));
-    ASSIGN_OR_RETURN(std::vector<double> v, s.ToVector<double>());
-    seeds.push_back(v);
+    ASSIGN_OR_RETURN(Tensor s, core::Normal(core::FoldIn(key, 1000 + k), out.shape(), out.dtype()));
+    ASSIGN_OR_RETURN(std::vector<double> v, AsDoubles(s));
+    r.seeds.push_back(v);
     seed_tensors.push_back(s);
   }
-  std::vector<Tensor> wrt(inputs.begin(), inputs.end());
   // Differentiate only with respect to the differentiable inputs; the others (ids, masks) enter
   // as constants, so ops may return no cotangent for them.
+  const std::vector<Tensor> all(inputs.begin(), inputs.end());
   std::vector<size_t> diff;
   std::vector<Tensor> diff_inputs;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -165,13 +166,22 @@ absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, co
     }
   }
   auto partial = [&](absl::Span<const Tensor> x) {
-    std::vector<Tensor> all = wrt;
-    for (size_t k = 0; k < diff.size(); ++k) all[diff[k]] = x[k];
-    return c.fn(all);
+    std::vector<Tensor> with = all;
+    for (size_t k = 0; k < diff.size(); ++k) with[diff[k]] = x[k];
+    return c.fn(with);
   };
   ASSIGN_OR_RETURN(std::vector<Tensor> diff_grads, core::Vjp(partial, diff_inputs, seed_tensors));
-  std::vector<Tensor> grads(inputs.size());
-  for (size_t k = 0; k < diff.size(); ++k) grads[diff[k]] = diff_grads[k];
+  r.grads.resize(inputs.size());
+  for (size_t k = 0; k < diff.size(); ++k) r.grads[diff[k]] = diff_grads[k];
+  return r;
+}
+
+absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, core::Key key) {
+  ASSIGN_OR_RETURN(CaseVjp vjp, ReferenceVjp(c, inputs, key));
+  core::ScopedCpuBackend scope(core::Backend::kReference);
+  const std::vector<Tensor> wrt(inputs.begin(), inputs.end());
+  const std::vector<std::vector<double>>& seeds = vjp.seeds;
+  const std::vector<Tensor>& grads = vjp.grads;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!c.inputs[i].differentiable) continue;
     ASSIGN_OR_RETURN(std::vector<double> analytic, AsDoubles(grads[i]));

@@ -83,6 +83,16 @@ absl::Status CompareTensors(const Tensor& actual, const Tensor& expected, double
 // Runs fn on `inputs` under `backend` (CPU backends) and returns the outputs.
 std::vector<Tensor> RunOn(const CaseFn& fn, absl::Span<const Tensor> inputs, int backend /* core::Backend */);
 
+// A case's outputs under the reference backend and the VJP of L = sum_k <seeds_k, outputs_k>
+// (seeds drawn from `key` in the outputs' dtype, zero for integer outputs) with respect to the
+// inputs marked differentiable; grads[i] is absent for the others.
+struct CaseVjp {
+  std::vector<Tensor> outputs;
+  std::vector<std::vector<double>> seeds;
+  std::vector<Tensor> grads;
+};
+absl::StatusOr<CaseVjp> ReferenceVjp(const OpCase& c, absl::Span<const Tensor> inputs, core::Key key);
+
 // f64 check of the VJP of fn at `inputs` (f64) against central finite differences of
 // L = sum_k <seed_k, fn(inputs)_k> with random seeds. Checks the inputs marked differentiable.
 absl::Status CheckGradients(const OpCase& c, absl::Span<const Tensor> inputs, core::Key key);
