@@ -3,96 +3,111 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/models/mixers.h"
 #include "mimetic/ops/attention/attention.h"
+#include "xtensor/xadapt.hpp"
+#include "xtensor/xtensor.hpp"
 
 namespace mimetic::models {
 namespace {
 
-absl::StatusOr<std::vector<float>> Host(const Tensor& t) { return t.ToVector<float>(); }
+// A host copy of a captured tensor (it may live on a GPU). Views alias it: keep it alive while they are.
+absl::StatusOr<Tensor> Host(const Tensor& t) { return t.ToDevice(core::Device::kCpu); }
 
-// S[t, c] = sum_{k<=t} delta[t, c] for one example: delta (L, C) -> (L, C) in double.
-std::vector<double> CumSum(const std::vector<float>& delta, int64_t example, int64_t L, int64_t C) {
-  std::vector<double> s(L * C);
-  const float* d = delta.data() + example * L * C;
+// S[t, c] = sum_{k<=t} delta[e, k, c] for example e: delta (B, L, C) -> S (L, C) in double.
+xt::xtensor<double, 2> CumSum(const core::XtView<const float, 3>& delta, int64_t e) {
+  const int64_t L = delta.shape(1), C = delta.shape(2);
+  xt::xtensor<double, 2> s({static_cast<size_t>(L), static_cast<size_t>(C)});
   for (int64_t c = 0; c < C; ++c) {
     double acc = 0;
     for (int64_t t = 0; t < L; ++t) {
-      acc += d[t * C + c];
-      s[t * C + c] = acc;
+      acc += delta(e, t, c);
+      s(t, c) = acc;
     }
   }
   return s;
 }
 
-absl::StatusOr<LayerMap> Mamba1Map(const Mamba1Internals& in, int64_t example) {
-  const int64_t L = in.delta.dim(1), E = in.delta.dim(2), N = in.A.dim(1);
-  ASSIGN_OR_RETURN(std::vector<float> delta, Host(in.delta));
-  ASSIGN_OR_RETURN(std::vector<float> A, Host(in.A));
-  ASSIGN_OR_RETURN(std::vector<float> Bm, Host(in.Bm));
-  ASSIGN_OR_RETURN(std::vector<float> Cm, Host(in.Cm));
-  std::vector<double> S = CumSum(delta, example, L, E);
-  const float* dl = delta.data() + example * L * E;
-  const float* b = Bm.data() + example * L * N;
-  const float* c = Cm.data() + example * L * N;
+// Eq. 8 with one state per channel d: M[i, j] = mean_d sum_n C[i, n] exp(A[d, n] (S[i, d] - S[j, d]))
+// B[j, n] Δ[j, d]; the mask is exp(A[d, n] (S[i, d] - S[j, d])) averaged over d and n.
+absl::StatusOr<LayerMap> Mamba1Map(const Mamba1Internals& in, int64_t e) {
+  ASSIGN_OR_RETURN(const Tensor delta_h, Host(in.delta));
+  ASSIGN_OR_RETURN(const Tensor a_h, Host(in.A));
+  ASSIGN_OR_RETURN(const Tensor b_h, Host(in.Bm));
+  ASSIGN_OR_RETURN(const Tensor c_h, Host(in.Cm));
+  ASSIGN_OR_RETURN(auto delta, (core::MakeXtView<const float, 3>(delta_h)));  // (B, L, E)
+  ASSIGN_OR_RETURN(auto A, (core::MakeXtView<const float, 2>(a_h)));          // (E, N)
+  ASSIGN_OR_RETURN(auto b, (core::MakeXtView<const float, 3>(b_h)));          // (B, L, N)
+  ASSIGN_OR_RETURN(auto c, (core::MakeXtView<const float, 3>(c_h)));          // (B, L, N)
+  const int64_t L = delta.shape(1), E = delta.shape(2), N = A.shape(1);
+  const xt::xtensor<double, 2> S = CumSum(delta, e);  // (L, E)
   LayerMap out{L, std::vector<double>(L * L, 0.0), std::vector<double>(L * L, 0.0)};
+  auto map = xt::adapt(out.map, {L, L}), mask = xt::adapt(out.mask, {L, L});  // (L, L)
   for (int64_t i = 0; i < L; ++i) {
     for (int64_t j = 0; j <= i; ++j) {
-      double m = 0, mask = 0;
+      double m = 0, mask_sum = 0;
       for (int64_t d = 0; d < E; ++d) {
-        const double gap = S[i * E + d] - S[j * E + d];
+        const double gap = S(i, d) - S(j, d);
         double md = 0;
         for (int64_t n = 0; n < N; ++n) {
-          const double decay = std::exp(A[d * N + n] * gap);
-          md += c[i * N + n] * decay * b[j * N + n];
-          mask += decay;
+          const double decay = std::exp(A(d, n) * gap);
+          md += c(e, i, n) * decay * b(e, j, n);
+          mask_sum += decay;
         }
-        m += md * dl[j * E + d];
+        m += md * delta(e, j, d);
       }
-      out.map[i * L + j] = m / E;
-      out.mask[i * L + j] = mask / (E * N);
+      map(i, j) = m / E;
+      mask(i, j) = mask_sum / (E * N);
     }
   }
   return out;
 }
 
-absl::StatusOr<LayerMap> Mamba2Map(const Mamba2Internals& in, int64_t example) {
-  const int64_t L = in.delta.dim(1), H = in.delta.dim(2), G = in.Bm.dim(2), N = in.Bm.dim(3);
-  ASSIGN_OR_RETURN(std::vector<float> delta, Host(in.delta));
-  ASSIGN_OR_RETURN(std::vector<float> A, Host(in.A));
-  ASSIGN_OR_RETURN(std::vector<float> Bm, Host(in.Bm));
-  ASSIGN_OR_RETURN(std::vector<float> Cm, Host(in.Cm));
-  std::vector<double> S = CumSum(delta, example, L, H);
-  const float* dl = delta.data() + example * L * H;
-  const float* b = Bm.data() + example * L * G * N;
-  const float* c = Cm.data() + example * L * G * N;
+// Eq. 8 with one scalar A per head h (group g = h / (H / G)): M[i, j] = mean_h (C[i, g]·B[j, g])
+// exp(A[h] (S[i, h] - S[j, h])) Δ[j, h]; the mask is exp(A[h] (S[i, h] - S[j, h])) averaged over h.
+absl::StatusOr<LayerMap> Mamba2Map(const Mamba2Internals& in, int64_t e) {
+  ASSIGN_OR_RETURN(const Tensor delta_h, Host(in.delta));
+  ASSIGN_OR_RETURN(const Tensor a_h, Host(in.A));
+  ASSIGN_OR_RETURN(const Tensor b_h, Host(in.Bm));
+  ASSIGN_OR_RETURN(const Tensor c_h, Host(in.Cm));
+  ASSIGN_OR_RETURN(auto delta, (core::MakeXtView<const float, 3>(delta_h)));  // (B, L, H)
+  ASSIGN_OR_RETURN(auto A, (core::MakeXtView<const float, 1>(a_h)));          // (H)
+  ASSIGN_OR_RETURN(auto b, (core::MakeXtView<const float, 4>(b_h)));          // (B, L, G, N)
+  ASSIGN_OR_RETURN(auto c, (core::MakeXtView<const float, 4>(c_h)));          // (B, L, G, N)
+  const int64_t L = delta.shape(1), H = delta.shape(2), G = b.shape(2), N = b.shape(3);
+  const xt::xtensor<double, 2> S = CumSum(delta, e);  // (L, H)
   LayerMap out{L, std::vector<double>(L * L, 0.0), std::vector<double>(L * L, 0.0)};
+  auto map = xt::adapt(out.map, {L, L}), mask = xt::adapt(out.mask, {L, L});  // (L, L)
   for (int64_t h = 0; h < H; ++h) {
     const int64_t g = h / (H / G);
     for (int64_t i = 0; i < L; ++i) {
       for (int64_t j = 0; j <= i; ++j) {
         double cb = 0;
-        for (int64_t n = 0; n < N; ++n) cb += double(c[(i * G + g) * N + n]) * b[(j * G + g) * N + n];
-        const double decay = std::exp(A[h] * (S[i * H + h] - S[j * H + h]));
-        out.map[i * L + j] += cb * decay * dl[j * H + h] / H;
-        out.mask[i * L + j] += decay / H;
+        for (int64_t n = 0; n < N; ++n) cb += double(c(e, i, g, n)) * b(e, j, g, n);
+        const double decay = std::exp(A(h) * (S(i, h) - S(j, h)));
+        map(i, j) += cb * decay * delta(e, j, h) / H;
+        mask(i, j) += decay / H;
       }
     }
   }
   return out;
 }
 
-absl::StatusOr<LayerMap> AttentionMap(const Tensor& weights, int64_t example) {
-  // weights: (B, H, L, L)
-  const int64_t H = weights.dim(1), L = weights.dim(2);
-  ASSIGN_OR_RETURN(std::vector<float> w, Host(weights));
+// The head-averaged attention weights w (B, H, L, L) of example e; the mask is the causal one.
+absl::StatusOr<LayerMap> AttentionMap(const Tensor& weights, int64_t e) {
+  ASSIGN_OR_RETURN(const Tensor w_h, Host(weights));
+  ASSIGN_OR_RETURN(auto w, (core::MakeXtView<const float, 4>(w_h)));  // (B, H, L, L)
+  const int64_t H = w.shape(1), L = w.shape(2);
   LayerMap out{L, std::vector<double>(L * L, 0.0), std::vector<double>(L * L, 0.0)};
+  auto map = xt::adapt(out.map, {L, L}), mask = xt::adapt(out.mask, {L, L});  // (L, L)
   for (int64_t h = 0; h < H; ++h) {
-    const float* p = w.data() + (example * H + h) * L * L;
-    for (int64_t i = 0; i < L * L; ++i) out.map[i] += p[i] / H;
+    for (int64_t i = 0; i < L; ++i) {
+      for (int64_t j = 0; j < L; ++j) map(i, j) += w(e, h, i, j) / H;
+    }
   }
   for (int64_t i = 0; i < L; ++i) {
-    for (int64_t j = 0; j <= i; ++j) out.mask[i * L + j] = 1.0;
+    for (int64_t j = 0; j <= i; ++j) mask(i, j) = 1.0;
   }
   return out;
 }
@@ -157,11 +172,12 @@ absl::StatusOr<std::vector<LayerMap>> ComputeAllLayerMaps(const core::ParamTree&
 }
 
 double MeanLowerTriangle(const std::vector<double>& m, int64_t length) {
+  auto v = xt::adapt(m.data(), {length, length});  // (L, L)
   double sum = 0;
   int64_t count = 0;
   for (int64_t i = 0; i < length; ++i) {
     for (int64_t j = 0; j <= i; ++j) {
-      sum += m[i * length + j];
+      sum += v(i, j);
       ++count;
     }
   }

@@ -19,6 +19,7 @@
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/shape/shape.h"
 #include "mimetic/train/checkpoint.h"
+#include "xtensor/xadapt.hpp"
 
 namespace mimetic::experiments {
 namespace {
@@ -225,6 +226,7 @@ void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims) {
 
 double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t length) {
   const int64_t L = map.length;
+  auto m = xt::adapt(map.map.data(), {L, L});  // (L, L)
   int64_t hits = 0, rows = 0;
   for (int64_t p = paste_start; p < std::min(paste_start + length, L); ++p) {
     int64_t best = -1;
@@ -232,7 +234,7 @@ double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t
     for (int64_t j = 0; j <= p; ++j) {
       // The largest positive weight: a strongly negative entry (as linear attention has for the
       // most recent tokens) is not where the layer copies from.
-      const double v = map.map[p * L + j];
+      const double v = m(p, j);
       if (std::isfinite(v) && v > best_v) {
         best_v = v;
         best = j;
@@ -246,11 +248,13 @@ double LookBehindScore(const models::LayerMap& map, int64_t paste_start, int64_t
 
 double MapCorrelation(const models::LayerMap& a, const models::LayerMap& b) {
   const int64_t L = std::min(a.length, b.length);
+  auto ma = xt::adapt(a.map.data(), {a.length, a.length});  // (La, La)
+  auto mb = xt::adapt(b.map.data(), {b.length, b.length});  // (Lb, Lb)
   double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
   int64_t n = 0;
   for (int64_t i = 0; i < L; ++i) {
     for (int64_t j = 0; j <= i; ++j) {
-      const double x = std::abs(a.map[i * a.length + j]), y = std::abs(b.map[i * b.length + j]);
+      const double x = std::abs(ma(i, j)), y = std::abs(mb(i, j));
       if (!std::isfinite(x) || !std::isfinite(y)) continue;
       sa += x;
       sb += y;

@@ -13,10 +13,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/figures/figure_common.h"
 #include "mimetic/models/proj_layout.h"
 #include "mimetic/models/spec.h"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::experiments {
 namespace {
@@ -75,11 +77,16 @@ double BcCorrelation(const init::Model& m, int layer) {
   }
   absl::StatusOr<core::Tensor> w = m.params.Get(path);
   if (!w.ok()) return std::nan("");
-  absl::StatusOr<std::vector<float>> v = w->ToVector<float>();
+  absl::StatusOr<core::Tensor> host = w->ToDevice(core::Device::kCpu);
+  if (!host.ok()) return std::nan("");
+  absl::StatusOr<core::XtView<const float, 2>> v = core::MakeXtView<const float, 2>(*host);  // (rows, d_in)
   if (!v.ok()) return std::nan("");
-  const int64_t width = w->dim(1);
-  return Pearson(std::vector<double>(v->begin() + b.begin * width, v->begin() + b.end() * width),
-                 std::vector<double>(v->begin() + c.begin * width, v->begin() + c.end() * width));
+  // W_B and W_C are blocks of the projection's rows; Pearson reads each one's entries row-major.
+  auto entries = [&v](const models::RowRange& r) {
+    auto rows = xt::view(*v, xt::range(r.begin, r.end()), xt::all());  // (r.size, d_in)
+    return std::vector<double>(rows.begin(), rows.end());
+  };
+  return Pearson(entries(b), entries(c));
 }
 
 // Per teacher layer: W_C/W_B correlation and the mean of its average mask on a copy example.
