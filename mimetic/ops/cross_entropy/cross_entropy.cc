@@ -1,11 +1,15 @@
 #include "mimetic/ops/cross_entropy/cross_entropy.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/cpu/fast_math.h"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -14,6 +18,8 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 // Below this many logits a parallel region costs more than it saves.
 constexpr int64_t kParallelElements = 1 << 15;
@@ -61,52 +67,73 @@ absl::StatusOr<double> MaskSum(const Tensor& targets, const Tensor& mask, int64_
 
 // ---- Reference: double precision, std::exp, one row at a time. ----
 
-template <typename T>
-double ReferenceLogSumExp(const T* x, int64_t v) {
+// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
+// row-major tensor). T is const for an input.
+template <typename T, typename I, size_t N>
+XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
+  std::array<size_t, N> dims;
+  size_t n = 1;
+  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
+  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
+      << "cannot view " << t.DebugString() << " with " << n << " elements";
+  if constexpr (std::is_const_v<T>) {
+    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
+  } else {
+    return xt::adapt(t.mutable_data<T>(), dims);
+  }
+}
+
+// log sum_i exp(x_i) over one row x (V), shifted by the row's max so that no exp overflows.
+template <typename Row>
+double ReferenceLogSumExp(const Row& x) {
+  const int64_t v = x.size();
   double mx = -INFINITY;
-  for (int64_t i = 0; i < v; ++i) mx = std::max(mx, static_cast<double>(x[i]));
+  for (int64_t i = 0; i < v; ++i) mx = std::max(mx, static_cast<double>(x(i)));
   double s = 0;
-  for (int64_t i = 0; i < v; ++i) s += std::exp(static_cast<double>(x[i]) - mx);
+  for (int64_t i = 0; i < v; ++i) s += std::exp(static_cast<double>(x(i)) - mx);
   return mx + std::log(s);
 }
 
+// loss = sum_r m_r (logsumexp(x_r) - x_{r, t_r}) / sum_r m_r over the rows r of the logits; 0 when
+// every m_r is 0.
 template <typename T>
 absl::Status ReferenceForward(absl::Span<const Tensor> in, const Tensor& out) {
-  const int64_t v = in[0].dim(-1);
+  const int64_t rows = in[1].numel(), v = in[0].dim(-1);
   ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
-  const T* x = in[0].data<T>();
-  const int32_t* t = in[1].data<int32_t>();
-  const T* m = in[2].data<T>();
+  const XtView<const T, 2> x = ReshapedView<const T>(in[0], {rows, v});           // (rows, V) logits
+  const XtView<const int32_t, 1> t = ReshapedView<const int32_t>(in[1], {rows});  // (rows) targets
+  const XtView<const T, 1> m = ReshapedView<const T>(in[2], {rows});              // (rows) mask
   double total = 0;
-  for (int64_t r = 0; r < in[1].numel(); ++r) {
-    if (m[r] == T(0)) continue;
-    const T* row = x + r * v;
-    total += static_cast<double>(m[r]) * (ReferenceLogSumExp(row, v) - static_cast<double>(row[t[r]]));
+  for (int64_t r = 0; r < rows; ++r) {
+    if (m(r) == T(0)) continue;
+    const double lse = ReferenceLogSumExp(xt::row(x, r));
+    total += static_cast<double>(m(r)) * (lse - static_cast<double>(x(r, t(r))));
   }
-  out.mutable_data<T>()[0] = static_cast<T>(mask_sum == 0 ? 0.0 : total / mask_sum);
+  XtViewOrDie<T, 0>(out)() = static_cast<T>(mask_sum == 0 ? 0.0 : total / mask_sum);
   return absl::OkStatus();
 }
 
+// dx_{r,i} = g m_r / sum(m) (softmax(x_r)_i - [i == t_r]), with g the loss's cotangent; 0 on rows
+// with m_r = 0.
 template <typename T>
 absl::Status ReferenceBackward(absl::Span<const Tensor> in, const Tensor& out) {
-  const int64_t v = in[0].dim(-1);
+  const int64_t rows = in[1].numel(), v = in[0].dim(-1);
   ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
-  const T* x = in[0].data<T>();
-  const int32_t* t = in[1].data<int32_t>();
-  const T* m = in[2].data<T>();
-  const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(in[3].data<T>()[0]) / mask_sum;
-  T* dx = out.mutable_data<T>();
-  for (int64_t r = 0; r < in[1].numel(); ++r) {
-    const T* row = x + r * v;
-    T* drow = dx + r * v;
-    if (m[r] == T(0) || scale == 0) {
-      std::fill(drow, drow + v, T(0));
+  const XtView<const T, 2> x = ReshapedView<const T>(in[0], {rows, v});           // (rows, V) logits
+  const XtView<const int32_t, 1> t = ReshapedView<const int32_t>(in[1], {rows});  // (rows) targets
+  const XtView<const T, 1> m = ReshapedView<const T>(in[2], {rows});              // (rows) mask
+  const T g = XtViewOrDie<const T, 0>(in[3])();                                   // () the loss's cotangent
+  XtView<T, 2> dx = ReshapedView<T>(out, {rows, v});                              // (rows, V)
+  const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(g) / mask_sum;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (m(r) == T(0) || scale == 0) {
+      xt::row(dx, r) = T(0);
       continue;
     }
-    const double lse = ReferenceLogSumExp(row, v);
-    const double c = scale * static_cast<double>(m[r]);
+    const double lse = ReferenceLogSumExp(xt::row(x, r));
+    const double c = scale * static_cast<double>(m(r));
     for (int64_t i = 0; i < v; ++i) {
-      drow[i] = static_cast<T>(c * (std::exp(static_cast<double>(row[i]) - lse) - (i == t[r] ? 1.0 : 0.0)));
+      dx(r, i) = static_cast<T>(c * (std::exp(static_cast<double>(x(r, i)) - lse) - (i == t(r) ? 1.0 : 0.0)));
     }
   }
   return absl::OkStatus();

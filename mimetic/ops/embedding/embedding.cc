@@ -1,9 +1,13 @@
 #include "mimetic/ops/embedding/embedding.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -12,6 +16,8 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 // Below this many copied elements a parallel region costs more than it saves.
 constexpr int64_t kParallelElements = 1 << 15;
@@ -76,6 +82,45 @@ void ScatterAdd(const Tensor& grad, const Tensor& ids, const Tensor& out, bool p
   }
 }
 
+// ---- Reference: one position at a time, on named views. ----
+
+// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
+// row-major tensor). T is const for an input.
+template <typename T, typename I, size_t N>
+XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
+  std::array<size_t, N> dims;
+  size_t n = 1;
+  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
+  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
+      << "cannot view " << t.DebugString() << " with " << n << " elements";
+  if constexpr (std::is_const_v<T>) {
+    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
+  } else {
+    return xt::adapt(t.mutable_data<T>(), dims);
+  }
+}
+
+// out[p, :] = table[ids[p], :] for every position p of ids (...), taken in row-major order.
+template <typename T>
+void ReferenceGather(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t n = in[1].numel(), d = in[0].dim(1);
+  const XtView<const T, 2> table = XtViewOrDie<const T, 2>(in[0]);               // (V, D)
+  const XtView<const int32_t, 1> ids = ReshapedView<const int32_t>(in[1], {n});  // (N)
+  XtView<T, 2> y = ReshapedView<T>(out, {n, d});                                 // (N, D)
+  for (int64_t p = 0; p < n; ++p) xt::row(y, p) = xt::row(table, ids(p));
+}
+
+// dtable[v, :] = sum of grad[p, :] over the positions p with ids[p] = v, added in order of p.
+template <typename T>
+void ReferenceScatterAdd(absl::Span<const Tensor> in, const Tensor& out) {
+  const int64_t n = in[1].numel(), d = out.dim(1);
+  const XtView<const T, 2> grad = ReshapedView<const T>(in[0], {n, d});          // (N, D)
+  const XtView<const int32_t, 1> ids = ReshapedView<const int32_t>(in[1], {n});  // (N)
+  XtView<T, 2> dtable = XtViewOrDie<T, 2>(out);                                  // (V, D)
+  dtable.fill(T(0));
+  for (int64_t p = 0; p < n; ++p) xt::row(dtable, ids(p)) += xt::row(grad, p);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<TensorMeta>> EmbeddingOp::InferMeta(absl::Span<const TensorMeta> in) const {
@@ -98,9 +143,9 @@ absl::StatusOr<std::vector<TensorMeta>> EmbeddingOp::InferMeta(absl::Span<const 
 absl::Status EmbeddingOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
   RETURN_IF_ERROR(CheckIds(in[1], in[0].dim(0)));
   if (in[0].dtype() == DType::kF64) {
-    Gather<double>(in[0], in[1], out[0], /*parallel=*/false);
+    ReferenceGather<double>(in, out[0]);
   } else {
-    Gather<float>(in[0], in[1], out[0], /*parallel=*/false);
+    ReferenceGather<float>(in, out[0]);
   }
   return absl::OkStatus();
 }
@@ -144,9 +189,9 @@ absl::Status EmbeddingBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                    absl::Span<const Tensor> out) const {
   RETURN_IF_ERROR(CheckIds(in[1], num_rows_));
   if (in[0].dtype() == DType::kF64) {
-    ScatterAdd<double>(in[0], in[1], out[0], /*parallel=*/false);
+    ReferenceScatterAdd<double>(in, out[0]);
   } else {
-    ScatterAdd<float>(in[0], in[1], out[0], /*parallel=*/false);
+    ReferenceScatterAdd<float>(in, out[0]);
   }
   return absl::OkStatus();
 }

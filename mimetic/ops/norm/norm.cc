@@ -2,11 +2,16 @@
 // double), VJPs and the public functions. The fast CPU kernels are in norm_cpu.cc.
 #include "mimetic/ops/norm/norm.h"
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
+#include "xtensor/xtensor.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -14,6 +19,8 @@ namespace {
 using core::DType;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 absl::Status CheckEps(double eps) {
   if (!std::isfinite(eps) || eps < 0) {
@@ -80,105 +87,154 @@ absl::Status CheckGroup(const TensorMeta& y, int64_t group_size) {
   return absl::OkStatus();
 }
 
-// ---- Reference kernels. rows = numel / d; every row normalised independently. ----
+// ---- Reference kernels: every row of the last axis normalised independently. ----
 
+// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
+// row-major tensor). T is const for an input.
+template <typename T, typename I, size_t N>
+XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
+  std::array<size_t, N> dims;
+  size_t n = 1;
+  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
+  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
+      << "cannot view " << t.DebugString() << " with " << n << " elements";
+  if constexpr (std::is_const_v<T>) {
+    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
+  } else {
+    return xt::adapt(t.mutable_data<T>(), dims);
+  }
+}
+
+// x (..., D) as its (rows, D) matrix, rows = numel / D.
 template <typename T>
-void RmsNormRef(const T* x, const T* w, T* y, int64_t rows, int64_t d, double eps) {
+XtView<T, 2> RowsView(const Tensor& x) {
+  const int64_t d = x.dim(-1);
+  return ReshapedView<T>(x, {x.numel() / d, d});
+}
+
+// x (..., E) as (rows, E / g, g): each row's E channels in groups of g.
+template <typename T>
+XtView<T, 3> GroupsView(const Tensor& x, int64_t g) {
+  const int64_t e = x.dim(-1);
+  return ReshapedView<T>(x, {x.numel() / e, e / g, g});
+}
+
+// y = x r w with r = (mean_i x_i^2 + eps)^(-1/2) per row.
+template <typename T>
+void RmsNormRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, double eps) {
+  const XtView<const T, 2> x = RowsView<const T>(in[0]);        // (rows, D)
+  const XtView<const T, 1> w = XtViewOrDie<const T, 1>(in[1]);  // (D)
+  XtView<T, 2> y = RowsView<T>(out[0]);                         // (rows, D)
+  const int64_t rows = x.shape(0), d = x.shape(1);
   for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
     double ss = 0;
-    for (int64_t i = 0; i < d; ++i) ss += double(xr[i]) * xr[i];
+    for (int64_t i = 0; i < d; ++i) ss += double(x(r, i)) * x(r, i);
     const double rstd = 1.0 / std::sqrt(ss / d + eps);
-    for (int64_t i = 0; i < d; ++i) y[r * d + i] = static_cast<T>(xr[i] * rstd * w[i]);
+    for (int64_t i = 0; i < d; ++i) y(r, i) = static_cast<T>(x(r, i) * rstd * w(i));
   }
 }
 
 // y = x r w with r = (mean(x^2) + eps)^(-1/2); dr/dx_i = -r^3 x_i / d, so
 // dx_i = r w_i dy_i - x_i r^3 / d * sum_j dy_j w_j x_j;  dw_i = sum_rows dy_i x_i r.
 template <typename T>
-void RmsNormBackwardRef(const T* x, const T* w, const T* dy, T* dx, T* dw, int64_t rows, int64_t d,
-                        double eps) {
-  std::vector<double> dw_acc(d, 0.0);
+void RmsNormBackwardRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, double eps) {
+  const XtView<const T, 2> x = RowsView<const T>(in[0]);        // (rows, D)
+  const XtView<const T, 1> w = XtViewOrDie<const T, 1>(in[1]);  // (D)
+  const XtView<const T, 2> dy = RowsView<const T>(in[2]);       // (rows, D)
+  XtView<T, 2> dx = RowsView<T>(out[0]);                        // (rows, D)
+  XtView<T, 1> dw = XtViewOrDie<T, 1>(out[1]);                  // (D)
+  const int64_t rows = x.shape(0), d = x.shape(1);
+  xt::xtensor<double, 1> dw_acc = xt::zeros<double>({d});
   for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
-    const T* gr = dy + r * d;
     double ss = 0, dot = 0;
     for (int64_t i = 0; i < d; ++i) {
-      ss += double(xr[i]) * xr[i];
-      dot += double(gr[i]) * w[i] * xr[i];
+      ss += double(x(r, i)) * x(r, i);
+      dot += double(dy(r, i)) * w(i) * x(r, i);
     }
     const double rstd = 1.0 / std::sqrt(ss / d + eps);
     const double c = rstd * rstd * rstd * dot / d;
     for (int64_t i = 0; i < d; ++i) {
-      dx[r * d + i] = static_cast<T>(rstd * gr[i] * w[i] - xr[i] * c);
-      dw_acc[i] += double(gr[i]) * xr[i] * rstd;
+      dx(r, i) = static_cast<T>(rstd * dy(r, i) * w(i) - x(r, i) * c);
+      dw_acc(i) += double(dy(r, i)) * x(r, i) * rstd;
     }
   }
-  for (int64_t i = 0; i < d; ++i) dw[i] = static_cast<T>(dw_acc[i]);
+  dw = xt::cast<T>(dw_acc);
 }
 
+// y = (x - mean) r w + b with r = (var + eps)^(-1/2) per row.
 template <typename T>
-void LayerNormRef(const T* x, const T* w, const T* b, T* y, int64_t rows, int64_t d, double eps) {
+void LayerNormRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, double eps) {
+  const XtView<const T, 2> x = RowsView<const T>(in[0]);        // (rows, D)
+  const XtView<const T, 1> w = XtViewOrDie<const T, 1>(in[1]);  // (D)
+  const XtView<const T, 1> b = XtViewOrDie<const T, 1>(in[2]);  // (D)
+  XtView<T, 2> y = RowsView<T>(out[0]);                         // (rows, D)
+  const int64_t rows = x.shape(0), d = x.shape(1);
   for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < d; ++i) mean += xr[i];
+    for (int64_t i = 0; i < d; ++i) mean += x(r, i);
     mean /= d;
-    for (int64_t i = 0; i < d; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    for (int64_t i = 0; i < d; ++i) var += (x(r, i) - mean) * (x(r, i) - mean);
     const double rstd = 1.0 / std::sqrt(var / d + eps);
-    for (int64_t i = 0; i < d; ++i) y[r * d + i] = static_cast<T>((xr[i] - mean) * rstd * w[i] + b[i]);
+    for (int64_t i = 0; i < d; ++i) y(r, i) = static_cast<T>((x(r, i) - mean) * rstd * w(i) + b(i));
   }
 }
 
 // xhat = (x - mean) r; with g = dy w: dx = r (g - mean(g) - xhat mean(g xhat)).
 template <typename T>
-void LayerNormBackwardRef(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, int64_t rows, int64_t d,
-                          double eps) {
-  std::vector<double> dw_acc(d, 0.0), db_acc(d, 0.0), xhat(d);
+void LayerNormBackwardRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, double eps) {
+  const XtView<const T, 2> x = RowsView<const T>(in[0]);        // (rows, D)
+  const XtView<const T, 1> w = XtViewOrDie<const T, 1>(in[1]);  // (D)
+  const XtView<const T, 2> dy = RowsView<const T>(in[2]);       // (rows, D)
+  XtView<T, 2> dx = RowsView<T>(out[0]);                        // (rows, D)
+  XtView<T, 1> dw = XtViewOrDie<T, 1>(out[1]);                  // (D)
+  XtView<T, 1> db = XtViewOrDie<T, 1>(out[2]);                  // (D)
+  const int64_t rows = x.shape(0), d = x.shape(1);
+  xt::xtensor<double, 1> dw_acc = xt::zeros<double>({d}), db_acc = xt::zeros<double>({d});
+  xt::xtensor<double, 1> xhat = xt::empty<double>({d});
   for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * d;
-    const T* gr = dy + r * d;
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < d; ++i) mean += xr[i];
+    for (int64_t i = 0; i < d; ++i) mean += x(r, i);
     mean /= d;
-    for (int64_t i = 0; i < d; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+    for (int64_t i = 0; i < d; ++i) var += (x(r, i) - mean) * (x(r, i) - mean);
     const double rstd = 1.0 / std::sqrt(var / d + eps);
     double mg = 0, mgx = 0;
     for (int64_t i = 0; i < d; ++i) {
-      xhat[i] = (xr[i] - mean) * rstd;
-      mg += double(gr[i]) * w[i];
-      mgx += double(gr[i]) * w[i] * xhat[i];
+      xhat(i) = (x(r, i) - mean) * rstd;
+      mg += double(dy(r, i)) * w(i);
+      mgx += double(dy(r, i)) * w(i) * xhat(i);
     }
     mg /= d;
     mgx /= d;
     for (int64_t i = 0; i < d; ++i) {
-      dx[r * d + i] = static_cast<T>(rstd * (double(gr[i]) * w[i] - mg - xhat[i] * mgx));
-      dw_acc[i] += gr[i] * xhat[i];
-      db_acc[i] += gr[i];
+      dx(r, i) = static_cast<T>(rstd * (double(dy(r, i)) * w(i) - mg - xhat(i) * mgx));
+      dw_acc(i) += dy(r, i) * xhat(i);
+      db_acc(i) += dy(r, i);
     }
   }
-  for (int64_t i = 0; i < d; ++i) {
-    dw[i] = static_cast<T>(dw_acc[i]);
-    db[i] = static_cast<T>(db_acc[i]);
-  }
+  dw = xt::cast<T>(dw_acc);
+  db = xt::cast<T>(db_acc);
 }
 
 double Sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 
+// n = y silu(z); within each group of g channels, out = n r w with r = (mean(n^2) + eps)^(-1/2).
 template <typename T>
-void GatedRmsNormRef(const T* y, const T* z, const T* w, T* out, int64_t rows, int64_t e, int64_t g,
-                     double eps) {
-  std::vector<double> n(g);
+void GatedRmsNormRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, int64_t g, double eps) {
+  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);                           // (rows, groups, g)
+  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);                           // (rows, groups, g)
+  const XtView<const T, 2> w = ReshapedView<const T>(in[2], {y.shape(1), y.shape(2)});  // (groups, g)
+  XtView<T, 3> o = GroupsView<T>(out[0], g);                                            // (rows, groups, g)
+  const int64_t rows = y.shape(0), groups = y.shape(1);
+  xt::xtensor<double, 1> n = xt::empty<double>({g});
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t g0 = 0; g0 < e; g0 += g) {
-      const int64_t base = r * e + g0;
+    for (int64_t k = 0; k < groups; ++k) {
       double ss = 0;
       for (int64_t i = 0; i < g; ++i) {
-        n[i] = y[base + i] * (z[base + i] * Sigmoid(z[base + i]));
-        ss += n[i] * n[i];
+        n(i) = y(r, k, i) * (z(r, k, i) * Sigmoid(z(r, k, i)));
+        ss += n(i) * n(i);
       }
       const double rstd = 1.0 / std::sqrt(ss / g + eps);
-      for (int64_t i = 0; i < g; ++i) out[base + i] = static_cast<T>(n[i] * rstd * w[g0 + i]);
+      for (int64_t i = 0; i < g; ++i) o(r, k, i) = static_cast<T>(n(i) * rstd * w(k, i));
     }
   }
 }
@@ -186,34 +242,40 @@ void GatedRmsNormRef(const T* y, const T* z, const T* w, T* out, int64_t rows, i
 // n = y silu(z); within a group, dn as in RmsNormBackwardRef with d = group size; then
 // dy = dn silu(z), dz = dn y silu'(z) with silu'(z) = s (1 + z (1 - s)), s = sigmoid(z).
 template <typename T>
-void GatedRmsNormBackwardRef(const T* y, const T* z, const T* w, const T* dout, T* dy, T* dz, T* dw,
-                             int64_t rows, int64_t e, int64_t g, double eps) {
-  std::vector<double> dw_acc(e, 0.0), n(g);
+void GatedRmsNormBackwardRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, int64_t g,
+                             double eps) {
+  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);                           // (rows, groups, g)
+  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);                           // (rows, groups, g)
+  const XtView<const T, 2> w = ReshapedView<const T>(in[2], {y.shape(1), y.shape(2)});  // (groups, g)
+  const XtView<const T, 3> dout = GroupsView<const T>(in[3], g);                        // (rows, groups, g)
+  XtView<T, 3> dy = GroupsView<T>(out[0], g);                                           // (rows, groups, g)
+  XtView<T, 3> dz = GroupsView<T>(out[1], g);                                           // (rows, groups, g)
+  XtView<T, 2> dw = ReshapedView<T>(out[2], {y.shape(1), y.shape(2)});                  // (groups, g)
+  const int64_t rows = y.shape(0), groups = y.shape(1);
+  xt::xtensor<double, 2> dw_acc = xt::zeros<double>(w.shape());
+  xt::xtensor<double, 1> n = xt::empty<double>({g});
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t g0 = 0; g0 < e; g0 += g) {
-      const int64_t base = r * e + g0;
+    for (int64_t k = 0; k < groups; ++k) {
       double ss = 0, dot = 0;
       for (int64_t i = 0; i < g; ++i) {
-        n[i] = y[base + i] * (z[base + i] * Sigmoid(z[base + i]));
-        ss += n[i] * n[i];
-        dot += double(dout[base + i]) * w[g0 + i] * n[i];
+        n(i) = y(r, k, i) * (z(r, k, i) * Sigmoid(z(r, k, i)));
+        ss += n(i) * n(i);
+        dot += double(dout(r, k, i)) * w(k, i) * n(i);
       }
       const double rstd = 1.0 / std::sqrt(ss / g + eps);
       const double c = rstd * rstd * rstd * dot / g;
       for (int64_t i = 0; i < g; ++i) {
-        const double zi = z[base + i];
+        const double zi = z(r, k, i);
         const double s = Sigmoid(zi);
-        const double dn = rstd * dout[base + i] * w[g0 + i] - n[i] * c;
-        dy[base + i] = static_cast<T>(dn * zi * s);
-        dz[base + i] = static_cast<T>(dn * y[base + i] * s * (1 + zi * (1 - s)));
-        dw_acc[g0 + i] += dout[base + i] * n[i] * rstd;
+        const double dn = rstd * dout(r, k, i) * w(k, i) - n(i) * c;
+        dy(r, k, i) = static_cast<T>(dn * zi * s);
+        dz(r, k, i) = static_cast<T>(dn * y(r, k, i) * s * (1 + zi * (1 - s)));
+        dw_acc(k, i) += dout(r, k, i) * n(i) * rstd;
       }
     }
   }
-  for (int64_t i = 0; i < e; ++i) dw[i] = static_cast<T>(dw_acc[i]);
+  dw = xt::cast<T>(dw_acc);
 }
-
-int64_t Rows(const Tensor& x) { return x.numel() / x.dim(-1); }
 
 }  // namespace
 
@@ -230,12 +292,10 @@ absl::StatusOr<std::vector<TensorMeta>> RmsNormOp::InferMeta(absl::Span<const Te
 }
 
 absl::Status RmsNormOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const int64_t d = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    RmsNormRef<double>(in[0].data<double>(), in[1].data<double>(), out[0].mutable_data<double>(), rows, d,
-                       eps_);
+    RmsNormRef<double>(in, out, eps_);
   } else {
-    RmsNormRef<float>(in[0].data<float>(), in[1].data<float>(), out[0].mutable_data<float>(), rows, d, eps_);
+    RmsNormRef<float>(in, out, eps_);
   }
   return absl::OkStatus();
 }
@@ -258,13 +318,10 @@ absl::StatusOr<std::vector<TensorMeta>> RmsNormBackwardOp::InferMeta(absl::Span<
 
 absl::Status RmsNormBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                  absl::Span<const Tensor> out) const {
-  const int64_t d = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    RmsNormBackwardRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                               out[0].mutable_data<double>(), out[1].mutable_data<double>(), rows, d, eps_);
+    RmsNormBackwardRef<double>(in, out, eps_);
   } else {
-    RmsNormBackwardRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                              out[0].mutable_data<float>(), out[1].mutable_data<float>(), rows, d, eps_);
+    RmsNormBackwardRef<float>(in, out, eps_);
   }
   return absl::OkStatus();
 }
@@ -283,13 +340,10 @@ absl::StatusOr<std::vector<TensorMeta>> LayerNormOp::InferMeta(absl::Span<const 
 }
 
 absl::Status LayerNormOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const int64_t d = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    LayerNormRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                         out[0].mutable_data<double>(), rows, d, eps_);
+    LayerNormRef<double>(in, out, eps_);
   } else {
-    LayerNormRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                        out[0].mutable_data<float>(), rows, d, eps_);
+    LayerNormRef<float>(in, out, eps_);
   }
   return absl::OkStatus();
 }
@@ -313,15 +367,10 @@ absl::StatusOr<std::vector<TensorMeta>> LayerNormBackwardOp::InferMeta(
 
 absl::Status LayerNormBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                    absl::Span<const Tensor> out) const {
-  const int64_t d = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    LayerNormBackwardRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                                 out[0].mutable_data<double>(), out[1].mutable_data<double>(),
-                                 out[2].mutable_data<double>(), rows, d, eps_);
+    LayerNormBackwardRef<double>(in, out, eps_);
   } else {
-    LayerNormBackwardRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                                out[0].mutable_data<float>(), out[1].mutable_data<float>(),
-                                out[2].mutable_data<float>(), rows, d, eps_);
+    LayerNormBackwardRef<float>(in, out, eps_);
   }
   return absl::OkStatus();
 }
@@ -344,13 +393,10 @@ absl::StatusOr<std::vector<TensorMeta>> GatedRmsNormOp::InferMeta(absl::Span<con
 
 absl::Status GatedRmsNormOp::ComputeReference(absl::Span<const Tensor> in,
                                               absl::Span<const Tensor> out) const {
-  const int64_t e = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    GatedRmsNormRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                            out[0].mutable_data<double>(), rows, e, group_size_, eps_);
+    GatedRmsNormRef<double>(in, out, group_size_, eps_);
   } else {
-    GatedRmsNormRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                           out[0].mutable_data<float>(), rows, e, group_size_, eps_);
+    GatedRmsNormRef<float>(in, out, group_size_, eps_);
   }
   return absl::OkStatus();
 }
@@ -378,17 +424,10 @@ absl::StatusOr<std::vector<TensorMeta>> GatedRmsNormBackwardOp::InferMeta(
 
 absl::Status GatedRmsNormBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                       absl::Span<const Tensor> out) const {
-  const int64_t e = in[0].dim(-1), rows = Rows(in[0]);
   if (in[0].dtype() == DType::kF64) {
-    GatedRmsNormBackwardRef<double>(in[0].data<double>(), in[1].data<double>(), in[2].data<double>(),
-                                    in[3].data<double>(), out[0].mutable_data<double>(),
-                                    out[1].mutable_data<double>(), out[2].mutable_data<double>(), rows, e,
-                                    group_size_, eps_);
+    GatedRmsNormBackwardRef<double>(in, out, group_size_, eps_);
   } else {
-    GatedRmsNormBackwardRef<float>(in[0].data<float>(), in[1].data<float>(), in[2].data<float>(),
-                                   in[3].data<float>(), out[0].mutable_data<float>(),
-                                   out[1].mutable_data<float>(), out[2].mutable_data<float>(), rows, e,
-                                   group_size_, eps_);
+    GatedRmsNormBackwardRef<float>(in, out, group_size_, eps_);
   }
   return absl::OkStatus();
 }
