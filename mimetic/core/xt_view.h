@@ -109,6 +109,15 @@ XtView<T, N> XtViewOrDie(const Tensor& t, const std::array<size_t, N>& shape) {
   return *std::move(v);
 }
 
+// XtViewOrDie with a shape of any integer type, written inline, e.g. a norm's input as (rows, D):
+//   ReshapedXtViewOrDie<const T>(x, {x.numel() / d, d})
+template <typename T, typename I, size_t N>
+XtView<T, N> ReshapedXtViewOrDie(const Tensor& t, const I (&shape)[N]) {
+  std::array<size_t, N> dims;
+  for (size_t k = 0; k < N; ++k) dims[k] = static_cast<size_t>(shape[k]);
+  return XtViewOrDie<T, N>(t, dims);
+}
+
 }  // namespace mimetic::core
 
 #endif  // MIMETIC_CORE_XT_VIEW_H_

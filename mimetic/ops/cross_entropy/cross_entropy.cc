@@ -67,22 +67,6 @@ absl::StatusOr<double> MaskSum(const Tensor& targets, const Tensor& mask, int64_
 
 // ---- Reference: double precision, std::exp, one row at a time. ----
 
-// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
-// row-major tensor). T is const for an input.
-template <typename T, typename I, size_t N>
-XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
-  std::array<size_t, N> dims;
-  size_t n = 1;
-  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
-  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
-      << "cannot view " << t.DebugString() << " with " << n << " elements";
-  if constexpr (std::is_const_v<T>) {
-    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
-  } else {
-    return xt::adapt(t.mutable_data<T>(), dims);
-  }
-}
-
 // log sum_i exp(x_i) over one row x (V), shifted by the row's max so that no exp overflows.
 template <typename Row>
 double ReferenceLogSumExp(const Row& x) {
@@ -100,9 +84,10 @@ template <typename T>
 absl::Status ReferenceForward(absl::Span<const Tensor> in, const Tensor& out) {
   const int64_t rows = in[1].numel(), v = in[0].dim(-1);
   ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
-  const XtView<const T, 2> x = ReshapedView<const T>(in[0], {rows, v});           // (rows, V) logits
-  const XtView<const int32_t, 1> t = ReshapedView<const int32_t>(in[1], {rows});  // (rows) targets
-  const XtView<const T, 1> m = ReshapedView<const T>(in[2], {rows});              // (rows) mask
+  const XtView<const T, 2> x = core::ReshapedXtViewOrDie<const T>(in[0], {rows, v});  // (rows, V) logits
+  const XtView<const int32_t, 1> t =
+      core::ReshapedXtViewOrDie<const int32_t>(in[1], {rows});                     // (rows) targets
+  const XtView<const T, 1> m = core::ReshapedXtViewOrDie<const T>(in[2], {rows});  // (rows) mask
   double total = 0;
   for (int64_t r = 0; r < rows; ++r) {
     if (m(r) == T(0)) continue;
@@ -119,11 +104,12 @@ template <typename T>
 absl::Status ReferenceBackward(absl::Span<const Tensor> in, const Tensor& out) {
   const int64_t rows = in[1].numel(), v = in[0].dim(-1);
   ASSIGN_OR_RETURN(const double mask_sum, MaskSum<T>(in[1], in[2], v));
-  const XtView<const T, 2> x = ReshapedView<const T>(in[0], {rows, v});           // (rows, V) logits
-  const XtView<const int32_t, 1> t = ReshapedView<const int32_t>(in[1], {rows});  // (rows) targets
-  const XtView<const T, 1> m = ReshapedView<const T>(in[2], {rows});              // (rows) mask
-  const T g = XtViewOrDie<const T, 0>(in[3])();                                   // () the loss's cotangent
-  XtView<T, 2> dx = ReshapedView<T>(out, {rows, v});                              // (rows, V)
+  const XtView<const T, 2> x = core::ReshapedXtViewOrDie<const T>(in[0], {rows, v});  // (rows, V) logits
+  const XtView<const int32_t, 1> t =
+      core::ReshapedXtViewOrDie<const int32_t>(in[1], {rows});                     // (rows) targets
+  const XtView<const T, 1> m = core::ReshapedXtViewOrDie<const T>(in[2], {rows});  // (rows) mask
+  const T g = XtViewOrDie<const T, 0>(in[3])();                                    // () the loss's cotangent
+  XtView<T, 2> dx = core::ReshapedXtViewOrDie<T>(out, {rows, v});                  // (rows, V)
   const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(g) / mask_sum;
   for (int64_t r = 0; r < rows; ++r) {
     if (m(r) == T(0) || scale == 0) {

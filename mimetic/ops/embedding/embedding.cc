@@ -84,29 +84,13 @@ void ScatterAdd(const Tensor& grad, const Tensor& ids, const Tensor& out, bool p
 
 // ---- Reference: one position at a time, on named views. ----
 
-// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
-// row-major tensor). T is const for an input.
-template <typename T, typename I, size_t N>
-XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
-  std::array<size_t, N> dims;
-  size_t n = 1;
-  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
-  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
-      << "cannot view " << t.DebugString() << " with " << n << " elements";
-  if constexpr (std::is_const_v<T>) {
-    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
-  } else {
-    return xt::adapt(t.mutable_data<T>(), dims);
-  }
-}
-
 // out[p, :] = table[ids[p], :] for every position p of ids (...), taken in row-major order.
 template <typename T>
 void ReferenceGather(absl::Span<const Tensor> in, const Tensor& out) {
   const int64_t n = in[1].numel(), d = in[0].dim(1);
-  const XtView<const T, 2> table = XtViewOrDie<const T, 2>(in[0]);               // (V, D)
-  const XtView<const int32_t, 1> ids = ReshapedView<const int32_t>(in[1], {n});  // (N)
-  XtView<T, 2> y = ReshapedView<T>(out, {n, d});                                 // (N, D)
+  const XtView<const T, 2> table = XtViewOrDie<const T, 2>(in[0]);                            // (V, D)
+  const XtView<const int32_t, 1> ids = core::ReshapedXtViewOrDie<const int32_t>(in[1], {n});  // (N)
+  XtView<T, 2> y = core::ReshapedXtViewOrDie<T>(out, {n, d});                                 // (N, D)
   for (int64_t p = 0; p < n; ++p) xt::row(y, p) = xt::row(table, ids(p));
 }
 
@@ -114,9 +98,9 @@ void ReferenceGather(absl::Span<const Tensor> in, const Tensor& out) {
 template <typename T>
 void ReferenceScatterAdd(absl::Span<const Tensor> in, const Tensor& out) {
   const int64_t n = in[1].numel(), d = out.dim(1);
-  const XtView<const T, 2> grad = ReshapedView<const T>(in[0], {n, d});          // (N, D)
-  const XtView<const int32_t, 1> ids = ReshapedView<const int32_t>(in[1], {n});  // (N)
-  XtView<T, 2> dtable = XtViewOrDie<T, 2>(out);                                  // (V, D)
+  const XtView<const T, 2> grad = core::ReshapedXtViewOrDie<const T>(in[0], {n, d});          // (N, D)
+  const XtView<const int32_t, 1> ids = core::ReshapedXtViewOrDie<const int32_t>(in[1], {n});  // (N)
+  XtView<T, 2> dtable = XtViewOrDie<T, 2>(out);                                               // (V, D)
   dtable.fill(T(0));
   for (int64_t p = 0; p < n; ++p) xt::row(dtable, ids(p)) += xt::row(grad, p);
 }

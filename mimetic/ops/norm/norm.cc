@@ -89,34 +89,18 @@ absl::Status CheckGroup(const TensorMeta& y, int64_t group_size) {
 
 // ---- Reference kernels: every row of the last axis normalised independently. ----
 
-// A zero-copy view of t's buffer with `shape`, whose element count must be t's (a reshape of a
-// row-major tensor). T is const for an input.
-template <typename T, typename I, size_t N>
-XtView<T, N> ReshapedView(const Tensor& t, const I (&shape)[N]) {
-  std::array<size_t, N> dims;
-  size_t n = 1;
-  for (size_t k = 0; k < N; ++k) n *= dims[k] = static_cast<size_t>(shape[k]);
-  MIMETIC_CHECK(n == static_cast<size_t>(t.numel()))
-      << "cannot view " << t.DebugString() << " with " << n << " elements";
-  if constexpr (std::is_const_v<T>) {
-    return xt::adapt(t.data<std::remove_const_t<T>>(), dims);
-  } else {
-    return xt::adapt(t.mutable_data<T>(), dims);
-  }
-}
-
 // x (..., D) as its (rows, D) matrix, rows = numel / D.
 template <typename T>
 XtView<T, 2> RowsView(const Tensor& x) {
   const int64_t d = x.dim(-1);
-  return ReshapedView<T>(x, {x.numel() / d, d});
+  return core::ReshapedXtViewOrDie<T>(x, {x.numel() / d, d});
 }
 
 // x (..., E) as (rows, E / g, g): each row's E channels in groups of g.
 template <typename T>
 XtView<T, 3> GroupsView(const Tensor& x, int64_t g) {
   const int64_t e = x.dim(-1);
-  return ReshapedView<T>(x, {x.numel() / e, e / g, g});
+  return core::ReshapedXtViewOrDie<T>(x, {x.numel() / e, e / g, g});
 }
 
 // y = x r w with r = (mean_i x_i^2 + eps)^(-1/2) per row.
@@ -220,10 +204,11 @@ double Sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 // n = y silu(z); within each group of g channels, out = n r w with r = (mean(n^2) + eps)^(-1/2).
 template <typename T>
 void GatedRmsNormRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, int64_t g, double eps) {
-  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);                           // (rows, groups, g)
-  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);                           // (rows, groups, g)
-  const XtView<const T, 2> w = ReshapedView<const T>(in[2], {y.shape(1), y.shape(2)});  // (groups, g)
-  XtView<T, 3> o = GroupsView<T>(out[0], g);                                            // (rows, groups, g)
+  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);  // (rows, groups, g)
+  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);  // (rows, groups, g)
+  const XtView<const T, 2> w =
+      core::ReshapedXtViewOrDie<const T>(in[2], {y.shape(1), y.shape(2)});  // (groups, g)
+  XtView<T, 3> o = GroupsView<T>(out[0], g);                                // (rows, groups, g)
   const int64_t rows = y.shape(0), groups = y.shape(1);
   xt::xtensor<double, 1> n = xt::empty<double>({g});
   for (int64_t r = 0; r < rows; ++r) {
@@ -244,13 +229,14 @@ void GatedRmsNormRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, 
 template <typename T>
 void GatedRmsNormBackwardRef(absl::Span<const Tensor> in, absl::Span<const Tensor> out, int64_t g,
                              double eps) {
-  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);                           // (rows, groups, g)
-  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);                           // (rows, groups, g)
-  const XtView<const T, 2> w = ReshapedView<const T>(in[2], {y.shape(1), y.shape(2)});  // (groups, g)
-  const XtView<const T, 3> dout = GroupsView<const T>(in[3], g);                        // (rows, groups, g)
-  XtView<T, 3> dy = GroupsView<T>(out[0], g);                                           // (rows, groups, g)
-  XtView<T, 3> dz = GroupsView<T>(out[1], g);                                           // (rows, groups, g)
-  XtView<T, 2> dw = ReshapedView<T>(out[2], {y.shape(1), y.shape(2)});                  // (groups, g)
+  const XtView<const T, 3> y = GroupsView<const T>(in[0], g);  // (rows, groups, g)
+  const XtView<const T, 3> z = GroupsView<const T>(in[1], g);  // (rows, groups, g)
+  const XtView<const T, 2> w =
+      core::ReshapedXtViewOrDie<const T>(in[2], {y.shape(1), y.shape(2)});           // (groups, g)
+  const XtView<const T, 3> dout = GroupsView<const T>(in[3], g);                     // (rows, groups, g)
+  XtView<T, 3> dy = GroupsView<T>(out[0], g);                                        // (rows, groups, g)
+  XtView<T, 3> dz = GroupsView<T>(out[1], g);                                        // (rows, groups, g)
+  XtView<T, 2> dw = core::ReshapedXtViewOrDie<T>(out[2], {y.shape(1), y.shape(2)});  // (groups, g)
   const int64_t rows = y.shape(0), groups = y.shape(1);
   xt::xtensor<double, 2> dw_acc = xt::zeros<double>(w.shape());
   xt::xtensor<double, 1> n = xt::empty<double>({g});
