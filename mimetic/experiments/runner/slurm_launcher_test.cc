@@ -1,6 +1,7 @@
 #include "mimetic/experiments/runner/slurm_launcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "mimetic/core/subprocess.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/runner/runner.h"
+#include "mimetic/init/registry.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -125,6 +127,56 @@ TEST(SlurmLauncherTest, DryRunOfACpuSweepPrintsItsSbatchLinesAndWritesNothing) {
   EXPECT_EQ(s.submitted->script_path, run_dir + "/slurm.sbatch");
   EXPECT_THAT(SubmissionMessage(*s.submitted, "tiny", true), HasSubstr("#SBATCH --array=0-3%2"));
   EXPECT_FALSE(fs::exists(run_dir));  // a dry run writes nothing
+}
+
+// Validating a point experiment builds its variants' init transforms to try them on a narrow model (and
+// samples every eval length): this transform counts how often a config builds it.
+std::atomic<int64_t> counted_builds{0};
+MIMETIC_REGISTER_INIT_TRANSFORM(CountedBuilds, [] {
+  init::TransformInfo info;
+  info.name = "counted_builds";
+  info.doc = "test only: leaves the model as it is and counts how many times it is built";
+  info.make_layer = [](const init::Params&) -> absl::StatusOr<init::LayerTransform> {
+    ++counted_builds;
+    return init::LayerTransform(
+        "counted_builds",
+        [](const init::Model& m, int, core::Key) -> absl::StatusOr<init::Model> { return m; });
+  };
+  return info;
+});
+
+// How many times a dry-run submission of Sweep() with seeds 1..`seeds` validates its "mimetic" variant; the
+// config goes through a file, as a user's does.
+int64_t ValidationsToSubmit(int seeds) {
+  Experiment e = Sweep(Fresh(absl::StrCat("seeds", seeds)));
+  e.mutable_variants(1)->add_init()->mutable_named()->set_name("counted_builds");
+  e.clear_seeds();
+  for (int s = 1; s <= seeds; ++s) e.add_seeds(s);
+  const std::string path = e.output_dir() + "/config.textproto";
+  std::ofstream(path) << OneLineText(e);
+  std::ostringstream progress;
+  RunOptions o = SlurmRun(&progress);
+  o.slurm.dry_run = true;
+  const int64_t before = counted_builds;
+  Experiment loaded = LoadExperiment(path, {}).value();
+  ExperimentSummary s = RunExperiment(loaded, o).value();
+  EXPECT_EQ(s.grid.size(), 2u * seeds);
+  EXPECT_EQ(s.submitted->points, 2 * seeds);
+  return counted_builds - before;
+}
+
+// Seeds do not change what is valid: a submission validates each configuration (variant and axis values)
+// a fixed number of times, so its work grows with the seed count only by listing the points. Validating
+// every point made a 50,000-seed dry run take 38 s and a 200,000-seed one minutes (issue 30).
+TEST(SlurmLauncherTest, ASubmissionValidatesEachConfigurationNotEachSeed) {
+  const int64_t two_seeds = ValidationsToSubmit(2);
+  EXPECT_GT(two_seeds, 0);
+  EXPECT_EQ(ValidationsToSubmit(1000), two_seeds);
+}
+
+TEST(SlurmLauncherTest, A200kSeedSweepIsCheckedAndListedWithinTheTestsTimeout) {
+  const int64_t two_seeds = ValidationsToSubmit(2);
+  EXPECT_EQ(ValidationsToSubmit(200000), two_seeds);
 }
 
 TEST(SlurmLauncherTest, DryRunOfAGpuSweepAsksForOneGpuPerElement) {
