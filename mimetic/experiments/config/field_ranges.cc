@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/config/experiment.pb.h"
+#include "mimetic/init/registry.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -29,10 +30,6 @@ constexpr double kU64 = 18446744073709551615.0;
 
 // {field, lo, hi, lo_open, hi_open, meaning}: plain data (trivially destructible), read through Table().
 constexpr FieldRange kTable[] = {
-    {EXP "MimeticInit.c", 0, 1e3, false, false, "A = -exp(-c A_log) for the A≈1 component"},
-    {EXP "MimeticInit.w_delta_scale", 0, 1e3, false, false, "scale of the Δ projection weights"},
-    {EXP "MimeticInit.delta_bias", -100, 100, false, false, "Δ bias (softplus⁻¹ of the initial Δ)"},
-    {EXP "GammaInit.gamma", 0, 100, false, false, "scale of the default init"},
     {EXP "InitTransform.layers", 0, 4096, false, false, "layer index (< the model's layer count)"},
     {EXP "CheckpointInit.source_layer", 0, 4096, false, false, "checkpoint layer index (< its layer count)"},
     {EXP "CopyTask.vocab", 1, kLen, false, false, "content tokens"},
@@ -115,14 +112,44 @@ constexpr FieldRange kTable[] = {
     {MOD "ModelSpec.mlp_multiple_of", 1, kWidth, false, false, "d_intermediate rounded up to a multiple"},
 };
 
-const std::vector<FieldRange>& Table() {
-  static const std::vector<FieldRange>* table =
-      new std::vector<FieldRange>(std::begin(kTable), std::end(kTable));
-  return *table;
-}
-
 #undef EXP
 #undef MOD
+
+bool IsNumeric(const FieldDescriptor* f);
+
+// A built-in init kind's fields (`mimetic { c: 4 }`, `gamma { gamma: 1 }`) are the parameters of the
+// registered transform of the kind's name (init_config.h), so their ranges are the registry's
+// (mimetic/init/builtin_transforms.cc): the one table that this check, the registry's own check and
+// both documents (docs/config_ranges.md, docs/init_transforms.md) read. The strings are the descriptor
+// pool's and the registry's, which live as long as the process.
+std::vector<FieldRange> InitKindRanges() {
+  std::vector<FieldRange> out;
+  const google::protobuf::OneofDescriptor* kinds = InitTransform::descriptor()->FindOneofByName("kind");
+  for (int i = 0; i < kinds->field_count(); ++i) {
+    const init::TransformInfo* info = init::GlobalTransformRegistry().Find(kinds->field(i)->name());
+    if (info == nullptr) continue;  // `named` (checked by name) and the kinds that read a checkpoint
+    const google::protobuf::Descriptor* message = kinds->field(i)->message_type();
+    for (int k = 0; k < message->field_count(); ++k) {
+      const FieldDescriptor* f = message->field(k);
+      for (const init::ParamSpec& p : info->params) {
+        if (p.name != f->name() || !IsNumeric(f)) continue;
+        out.push_back({f->full_name().c_str(), p.range.min, p.range.max, p.range.min_open, p.range.max_open,
+                       p.doc.c_str()});
+      }
+    }
+  }
+  return out;
+}
+
+// The registry's entries first (where experiment.proto declares those messages), then kTable.
+const std::vector<FieldRange>& Table() {
+  static const std::vector<FieldRange>* table = [] {
+    auto* t = new std::vector<FieldRange>(InitKindRanges());
+    t->insert(t->end(), std::begin(kTable), std::end(kTable));
+    return t;
+  }();
+  return *table;
+}
 
 bool IsNumeric(const FieldDescriptor* f) {
   switch (f->cpp_type()) {
@@ -241,11 +268,13 @@ absl::Status CheckFieldRanges(const Message& message) { return CheckMessage(mess
 std::string RangesMarkdown() {
   std::string out =
       "# Valid ranges of the config's numeric fields\n\n"
-      "Generated from `mimetic/experiments/config/field_ranges.cc` "
-      "(`field_ranges_test` keeps this file equal to\n"
-      "the table; regenerate with `tools/bazel run "
-      "//mimetic/experiments:print_ranges > "
-      "docs/config_ranges.md`).\n"
+      "Generated from `mimetic/experiments/config/field_ranges.cc`; the fields of the built-in init kinds\n"
+      "(`MimeticInit`, `GammaInit`) take the ranges of the init registry "
+      "(`mimetic/init/builtin_transforms.cc`,\n"
+      "[init_transforms.md](init_transforms.md)), which checks them too. `field_ranges_test` keeps this "
+      "file equal to\n"
+      "the table; regenerate with `tools/bazel run //mimetic/experiments:print_ranges > "
+      "docs/config_ranges.md`.\n"
       "Every value is checked before a run starts; NaN and infinities are never valid. Relations between\n"
       "fields (e.g. `dt_min <= dt_max`, `headdim` dividing the width, an eval length the task accepts)\n"
       "and whether the sizes fit in memory are checked right after.\n\n"

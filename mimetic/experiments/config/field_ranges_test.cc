@@ -8,9 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "mimetic/experiments/config/experiment.pb.h"
+#include "mimetic/init/registry.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -75,6 +77,29 @@ TEST(FieldRangesTest, EveryNumericFieldOfBothProtosHasARangeAndTheTableNothingEl
   }
   for (const FieldRange& r : FieldRanges())
     EXPECT_EQ(covered.count(r.field), 1u) << r.field << " is no field";
+}
+
+// A built-in init kind's fields (`mimetic { c: 4 }`) are the parameters of the registered transform of its
+// name (init_config.h), which checks them too: their range here, and so in docs/config_ranges.md, is the
+// registry's. (They were two tables: the docs said c in [0, 1000] while c = 0 and c = 500 were refused.)
+TEST(FieldRangesTest, AnInitKindsFieldsTakeTheirRegisteredTransformsRanges) {
+  const google::protobuf::OneofDescriptor* kinds = InitTransform::descriptor()->FindOneofByName("kind");
+  int checked = 0;
+  for (int i = 0; i < kinds->field_count(); ++i) {
+    const init::TransformInfo* info = init::GlobalTransformRegistry().Find(kinds->field(i)->name());
+    if (info == nullptr) continue;  // `named` and the kinds that read a checkpoint
+    for (const init::ParamSpec& p : info->params) {
+      if (p.type == init::ParamSpec::Type::kBool) continue;
+      const FieldDescriptor* f = kinds->field(i)->message_type()->FindFieldByName(p.name);
+      ASSERT_NE(f, nullptr) << info->name << "." << p.name;
+      const FieldRange* r = FindRange(f);
+      ASSERT_NE(r, nullptr) << f->full_name();
+      EXPECT_EQ(RangeText(*r, false), absl::StrCat("a finite number in ", p.range.ToString()))
+          << f->full_name() << " vs the registry's " << info->name << "." << p.name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);  // mimetic: c, w_delta_scale, delta_bias; gamma: gamma
 }
 
 TEST(FieldRangesTest, TheErrorNamesThePathTheValueAndTheRange) {

@@ -115,8 +115,9 @@ TEST(InitConfigTest, UnknownNamesAndParametersAreRefusedBeforeTraining) {
                     HasSubstr("c (a number in (0, 100], default 8)")));
   EXPECT_THAT(Check({"variants[custom].init[0].named.params[c]=-1"}).message(),
               HasSubstr("init[0]: init transform 'mimetic_a': c = \"-1\"; expected a number in (0, 100]"));
+  // The field's range is the registry's (field_ranges.cc), checked first, so the message names the field.
   EXPECT_THAT(Check({"variants[custom].init=[{ mimetic { c: 0 } }]"}).message(),
-              HasSubstr("c = 0; expected a number in (0, 100]"));
+              HasSubstr("init[0].mimetic.c = 0; expected a finite number in (0, 100]"));
   EXPECT_THAT(Check({"variants[custom].init=[{ gamma { gamma: 1 } layers: 0 }]"}).message(),
               HasSubstr("applies to the whole model; remove `layers`"));
   EXPECT_THAT(Check({"variants[custom].init=[{ layers: 0 }]"}).message(),
