@@ -1,5 +1,6 @@
 #include "mimetic/train/train_step.h"
 
+#include <cmath>
 #include <limits>
 
 #include "gmock/gmock.h"
@@ -114,6 +115,27 @@ TEST(TrainStepTest, BadBatchIsAStatusAndLeavesTheStateAlone) {
   absl::Status s = step(&state, bad, 1e-3).status();
   EXPECT_THAT(s.message(), ::testing::HasSubstr("500"));
   EXPECT_EQ(state.step, 0);
+}
+
+// README "Divergence": a step whose loss is NaN stops the point as a divergence (the runner records it as
+// diverged with accuracy 0) and leaves the state before the step.
+TEST(TrainStepTest, ANonFiniteLossIsADivergenceAndKeepsTheState) {
+  models::ModelSpec spec = Spec();
+  TrainState state = InitTrainState(models::Init(core::Key::FromSeed(3), spec).value()).value();
+  const std::string embedding = state.params.Paths()[0];
+  state.params = state.params.MapWithPath([&](const std::string& path, const core::Tensor& t) {
+    if (path != embedding) return t;
+    return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), std::nanf(""))).value();
+  });
+  const std::string last = state.params.Paths().back();
+  const std::vector<float> before = state.params.Get(last).value().ToVector<float>().value();
+  TrainStep step(spec, OptimizerConfig{});
+  data::Batch b = Copy()->SampleTrain(core::Key::FromSeed(4), 4).value();
+  absl::Status s = step(&state, b, 1e-3).status();
+  EXPECT_TRUE(IsDivergence(s)) << s;
+  EXPECT_THAT(s.message(), ::testing::HasSubstr("training diverged at step 0: loss nan"));
+  EXPECT_EQ(state.step, 0);
+  EXPECT_EQ(state.params.Get(last).value().ToVector<float>().value(), before);
 }
 
 TEST(CheckFiniteTest, NamesTheFirstNonFiniteLeafAsADivergence) {

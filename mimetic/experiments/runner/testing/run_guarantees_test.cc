@@ -163,6 +163,20 @@ TEST(SignalTest, SigtermFinishesTheStepCheckpointsAndExits143AndTheResumeIsBitId
   EXPECT_GT(SecondsIn(out + "/" + kPoints[0] + "/result.textproto"), first_seconds);
 }
 
+// SIGINT (Ctrl-C) is handled as SIGTERM is: the step finishes, a checkpoint is written and named, exit 130.
+TEST(SignalTest, AFirstSigintCheckpointsNamingItAndExits130) {
+  const std::string out = OutDir("sigint");
+  RunProcess p = StartRun(TinyArgs(out, {"--threads=1"}), out + ".log");
+  ASSERT_TRUE(WaitForText(out + ".log", "[default seed 1] step 100/", 60)) << ReadFile(out + ".log");
+  ::kill(p.pid, SIGINT);
+  EXPECT_EQ(WaitRun(p), 128 + SIGINT);
+  const std::string log = ReadFile(out + ".log");
+  EXPECT_THAT(log, HasSubstr("SIGINT: checkpointed step "));
+  EXPECT_THAT(log, HasSubstr("/tiny/points/default/seed1/checkpoints/step_"));
+  EXPECT_THAT(log, HasSubstr("stopped by SIGINT"));
+  EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+}
+
 TEST(SignalTest, TheJobsParentPassesSigtermToItsChildrenAndWaitsForThem) {
   Reference();
   const std::string out = OutDir("sigterm_jobs");
@@ -277,6 +291,37 @@ TEST(DiskFullTest, AFileSizeLimitBelowACheckpointFailsNamingItNotBySignal) {
   EXPECT_THAT(log, HasSubstr("File too large"));
   EXPECT_THAT(Changed(before, Snapshot(ckpts)), IsEmpty());
   EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
+}
+
+// A plot that gnuplot cannot draw whole (on a full disk it writes part of the image and exits 0) is a
+// warning, not a failed run, and the earlier picture stays. The stand-in gnuplot on PATH writes 9 bytes.
+TEST(DiskFullTest, APlotThatCannotBeDrawnWholeIsAWarningAndTheOldPictureStays) {
+  const std::string out = OutDir("short_plot");
+  const std::vector<std::string> sets = {"train.steps=4", "train.eval_every=2", "train.checkpoint_every=2",
+                                         "variants=[{name: \"default\"}]"};
+  std::ostringstream sink;
+  RunOptions o = Quiet(&sink);
+  o.plots = true;
+  ASSERT_TRUE(RunExperiment(Tiny(out, sets), o).ok()) << sink.str();
+  const std::string png = out + "/tiny/plots/accuracy_len6.png";
+  const std::string drawn = ReadFile(png);
+  ASSERT_FALSE(drawn.empty()) << "the real gnuplot drew no " << png << ": " << sink.str();
+
+  const std::string bin = out + "/bin";
+  fs::create_directories(bin);
+  ASSERT_TRUE(core::WriteTextFile(bin + "/gnuplot",
+                                  "#!/bin/sh\neval \"$2\"\nprintf 'not a png' > \"$outfile\"\nexit 0\n")
+                  .ok());
+  fs::permissions(bin + "/gnuplot", fs::perms::owner_all);
+  const char* old_path = std::getenv("PATH");
+  const std::string path = old_path != nullptr ? old_path : "/usr/bin:/bin";
+  ::setenv("PATH", (bin + ":" + path).c_str(), 1);
+  sink.str("");
+  const absl::StatusOr<ExperimentSummary> again = RunExperiment(Tiny(out, sets), o);
+  ::setenv("PATH", path.c_str(), 1);
+  EXPECT_TRUE(again.ok()) << again.status();
+  EXPECT_THAT(sink.str(), HasSubstr("warning: plot not written"));
+  EXPECT_EQ(ReadFile(png), drawn);
 }
 
 TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
