@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/room.h"
 #include "mimetic/experiments/config/sweep.h"
+#include "mimetic/experiments/figures/final_maps_file.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/shape/shape.h"
@@ -120,9 +122,20 @@ absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult
   ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(v));
   ASSIGN_OR_RETURN(init::Model model,
                    init::MakeModel(VariantModel(e, v), transform, core::FoldIn(key, "init")));
-  const fs::path dir = fs::path(run.summary.run_dir) / point.point.dir / "checkpoints";
-  ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(dir.string(), model.params));
-  return ComputeMaps(e, point.point.seed, ckpt.state.params, model.spec);
+  const fs::path point_dir = fs::path(run.summary.run_dir) / point.point.dir;
+  absl::StatusOr<train::LoadedCheckpoint> ckpt =
+      train::LoadLatestCheckpoint((point_dir / "checkpoints").string(), model.params);
+  if (!ckpt.ok()) {
+    // Committed results keep the maps, not the checkpoints (final_maps_file.h).
+    absl::StatusOr<FinalMaps> saved = ReadFinalMaps(point_dir.string());
+    if (absl::IsNotFound(saved.status())) return ckpt.status();
+    return saved;
+  }
+  ASSIGN_OR_RETURN(FinalMaps maps, ComputeMaps(e, point.point.seed, ckpt->state.params, model.spec));
+  // Kept beside result.textproto; a failure to write it loses nothing the checkpoint does not still hold.
+  absl::Status kept = WriteFinalMaps(point_dir.string(), maps, ckpt->state.step);
+  if (!kept.ok()) std::cerr << "warning: final maps not saved: " << kept.message() << "\n";
+  return maps;
 }
 
 std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group, std::string* problem) {

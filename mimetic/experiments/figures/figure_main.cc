@@ -15,13 +15,19 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/figures/figure.h"
+#include "mimetic/experiments/figures/saved_results.h"
+#include "mimetic/experiments/render/report.h"
 #include "mimetic/experiments/runner/run_flags.h"
 #include "mimetic/experiments/runner/stop_signal.h"
 #include "mimetic/experiments/runner/threads.h"
@@ -39,9 +45,26 @@ ABSL_FLAG(
     "b.safetensors; without it such a preset says which file to fetch and from where");
 ABSL_FLAG(std::string, output_dir, "runs",
           "where run directories go (relative: to where `bazel run` started)");
+ABSL_FLAG(bool, save_results, false,
+          "after drawing and judging, keep the figure's small results in the checkout, "
+          "mimetic/experiments/figures/<id>/results/<preset>/ (saved_results.h), with run.md");
+ABSL_FLAG(bool, from_results, false,
+          "draw and judge each figure again from its saved results in the checkout, without training (a copy "
+          "in <output_dir>/from_results/; the report in <output_dir>/paper/)");
+ABSL_FLAG(
+    std::string, results_root, "",
+    "the checkout --save_results and --from_results use (default: the workspace of `bazel run`, else .)");
+ABSL_FLAG(std::string, results_note, "",
+          "with --save_results: a line for run.md, e.g. that the machine was not idle");
 
 namespace mimetic::experiments {
 namespace {
+
+// The command line as given (before flag parsing), for run.md.
+std::vector<std::string>& CommandArgs() {
+  static std::vector<std::string> args;
+  return args;
+}
 
 namespace fs = std::filesystem;
 
@@ -84,6 +107,27 @@ ReportFigure Missing(const FigureDef& def, const std::string& preset, const std:
   missing.preset = preset;
   missing.status = why;
   return missing;
+}
+
+// --results_root, or the checkout `bazel run` started from, or the current directory.
+std::string ResultsRoot() {
+  if (!absl::GetFlag(FLAGS_results_root).empty()) return absl::GetFlag(FLAGS_results_root);
+  if (const char* w = std::getenv("BUILD_WORKSPACE_DIRECTORY")) return w;
+  return ".";
+}
+
+// The command as a user types it, the figure's target and the flags given (not the results flags), for
+// run.md.
+std::string UserCommand(const std::string& figure) {
+  std::vector<std::string> kept;
+  for (const std::string& a : CommandArgs()) {
+    if (absl::StartsWith(a, "--figure=") || absl::StartsWith(a, "--save_results") ||
+        absl::StartsWith(a, "--results_"))
+      continue;
+    kept.push_back(a.find_first_of(" \"'$[]{}") == std::string::npos ? a : absl::StrCat("'", a, "'"));
+  }
+  return absl::StrCat("tools/bazel run //mimetic/experiments:", figure == "all" ? "paper" : figure,
+                      kept.empty() ? "" : " -- ", absl::StrJoin(kept, " "));
 }
 
 // --figure: one id, a comma-separated list, or "all" (the paper's order).
@@ -156,6 +200,55 @@ absl::StatusOr<LoadedPresets> LoadPresets(const std::vector<const FigureDef*>& d
   return loaded;
 }
 
+// --from_results: each figure's run directory becomes a restored copy of its saved results under
+// <output_dir>/from_results, which --aggregate then draws and judges; a figure without saved results is
+// named in the report instead.
+absl::Status UseSavedResults(const std::string& preset, LoadedPresets* loaded) {
+  LoadedPresets kept;
+  kept.skipped = loaded->skipped;
+  for (size_t i = 0; i < loaded->defs.size(); ++i) {
+    const FigureDef& def = *loaded->defs[i];
+    Experiment e = loaded->experiments[i];
+    e.set_output_dir((fs::path(e.output_dir()) / "from_results").string());
+    const absl::Status s = RestoreResults(ResultsPath(ResultsRoot(), def.id, preset),
+                                          (fs::path(e.output_dir()) / e.name()).string());
+    if (!s.ok()) {
+      std::cerr << "skipped: " << def.id << ": " << s.message() << "\n";
+      kept.skipped.push_back(Missing(def, preset, absl::StrCat("not drawn: ", s.message())));
+      continue;
+    }
+    kept.defs.push_back(&def);
+    kept.experiments.push_back(std::move(e));
+  }
+  if (kept.defs.empty())
+    return absl::NotFoundError("--from_results: no figure has saved results (see above)");
+  *loaded = std::move(kept);
+  return absl::OkStatus();
+}
+
+// --save_results after a figure was drawn and judged: its small results into the checkout.
+absl::Status SaveFigureResults(const FigureDef& def, const std::string& preset, const Experiment& e,
+                               const ReportFigure& drawn, const RunOptions& options, int finished_before,
+                               absl::Time start) {
+  const std::string run_dir = (fs::path(e.output_dir()) / e.name()).string();
+  RunRecord record;
+  record.figure = def.id;
+  record.preset = preset;
+  record.command = UserCommand(def.id);
+  record.machine = MachineLine();
+  record.finished = absl::Now();
+  record.aggregate_only = options.aggregate_only;
+  record.points = CountFinishedPoints(run_dir);
+  record.trained_here = record.points - finished_before;
+  record.wall_seconds = absl::ToDoubleSeconds(record.finished - start);
+  record.training_seconds = drawn.wall_seconds;
+  record.note = absl::GetFlag(FLAGS_results_note);
+  const std::string dest = ResultsPath(ResultsRoot(), def.id, preset);
+  RETURN_IF_ERROR(SaveResults(run_dir, dest, RunMarkdown(record)));
+  std::cout << "  saved: " << dest << "\n";
+  return absl::OkStatus();
+}
+
 // Runs each loaded figure in turn, appending its result (or why it failed) to
 // `report`. Returns the number of failures, or the exit status 128 + n when a
 // stop signal arrived.
@@ -166,7 +259,10 @@ int RunFigures(const LoadedPresets& loaded, const std::string& preset, const Run
     const FigureDef& def = *loaded.defs[i];
     std::cerr << "== " << def.title << " (preset " << preset << ") ==\n";
     std::optional<SlurmSubmission> submitted;
-    absl::StatusOr<ReportFigure> r = RunFigure(def, preset, loaded.experiments[i], options, &submitted);
+    const Experiment& e = loaded.experiments[i];
+    const int finished_before = CountFinishedPoints((fs::path(e.output_dir()) / e.name()).string());
+    const absl::Time start = absl::Now();
+    absl::StatusOr<ReportFigure> r = RunFigure(def, preset, e, options, &submitted);
     if (const int signo = StopSignalOf(r.status()); signo != 0) {
       std::cerr << def.id << ": " << r.status().message() << "\n";
       *stopped = true;
@@ -187,6 +283,13 @@ int RunFigures(const LoadedPresets& loaded, const std::string& preset, const Run
     std::cout << def.title << ": " << TalliesLine(r->claims) << "\n  " << r->claims_md_path << "\n  "
               << (r->png_path.empty() ? "(no figure: " + r->status + ")" : r->png_path) << "\n";
     report->push_back(*r);
+    if (absl::GetFlag(FLAGS_save_results)) {
+      const absl::Status saved = SaveFigureResults(def, preset, e, *r, options, finished_before, start);
+      if (!saved.ok()) {
+        std::cerr << "error: " << def.id << ": " << saved.message() << "\n";
+        ++failures;
+      }
+    }
   }
   return failures;
 }
@@ -194,7 +297,7 @@ int RunFigures(const LoadedPresets& loaded, const std::string& preset, const Run
 // runs/paper/report.{md,html} (runs/paper_<preset>/ for other presets), figures
 // in the paper's order with skipped ones in their place.
 absl::Status WriteReportForAll(const std::string& output_dir, const std::string& preset,
-                               std::vector<ReportFigure> report) {
+                               const std::string& source, std::vector<ReportFigure> report) {
   auto position = [](const ReportFigure& f) {
     const std::vector<FigureDef>& all = Figures();
     for (size_t i = 0; i < all.size(); ++i) {
@@ -205,7 +308,8 @@ absl::Status WriteReportForAll(const std::string& output_dir, const std::string&
   std::stable_sort(report.begin(), report.end(),
                    [&](const ReportFigure& a, const ReportFigure& b) { return position(a) < position(b); });
   const std::string dir = (fs::path(output_dir) / (preset == "cpu" ? "paper" : "paper_" + preset)).string();
-  RETURN_IF_ERROR(WriteReport(dir, absl::StrCat("mimetic: reproducing the paper (preset ", preset, ")"),
+  RETURN_IF_ERROR(WriteReport(dir,
+                              absl::StrCat("mimetic: reproducing the paper (preset ", preset, source, ")"),
                               MachineLine(), report));
   std::cout << "report: " << dir << "/report.md and " << dir << "/report.html\n";
   return absl::OkStatus();
@@ -222,8 +326,19 @@ int Main(const std::vector<std::string>& overrides) {
   if (!options.ok()) return Fail(options.status());
   absl::StatusOr<std::vector<const FigureDef*>> defs = SelectFigures(which);
   if (!defs.ok()) return Fail(defs.status());
+  const bool from_results = absl::GetFlag(FLAGS_from_results);
+  if (from_results &&
+      (absl::GetFlag(FLAGS_save_results) || options->launcher == RunOptions::Launcher::kSlurm))
+    return Fail(
+        absl::InvalidArgumentError("--from_results draws saved results: not with --save_results or "
+                                   "--launcher=slurm"));
   absl::StatusOr<LoadedPresets> loaded = LoadPresets(*defs, preset, overrides);
   if (!loaded.ok()) return Fail(loaded.status());
+  const std::string report_root = loaded->experiments[0].output_dir();
+  if (from_results) {
+    options->aggregate_only = true;
+    if (absl::Status s = UseSavedResults(preset, &*loaded); !s.ok()) return Fail(s);
+  }
   std::vector<ReportFigure> report = loaded->skipped;
   bool stopped = false;
   const int ran = RunFigures(*loaded, preset, *options, &report, &stopped);
@@ -232,7 +347,8 @@ int Main(const std::vector<std::string>& overrides) {
   if (which == "all" && options->launcher == RunOptions::Launcher::kSlurm && !options->aggregate_only) {
     std::cout << "report: once the jobs have finished, the same command with --aggregate writes it\n";
   } else if (which == "all") {
-    absl::Status s = WriteReportForAll(loaded->experiments[0].output_dir(), preset, report);
+    absl::Status s =
+        WriteReportForAll(report_root, preset, from_results ? ", from saved results" : "", report);
     if (!s.ok()) return Fail(s);
   }
   return failures == 0 ? 0 : 1;
@@ -243,6 +359,7 @@ int Main(const std::vector<std::string>& overrides) {
 
 int main(int argc, char** argv) {
   mimetic::experiments::UseShortSpinWaits(argv);  // first: it may restart the process
+  mimetic::experiments::CommandArgs().assign(argv + 1, argv + argc);
   std::vector<std::string> overrides = mimetic::experiments::ExtractSetFlags(&argc, argv);
   absl::SetProgramUsageMessage(
       "runs a paper figure: its preset's sweep, then figure.png and claims.md.\n"
