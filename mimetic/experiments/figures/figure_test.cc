@@ -118,8 +118,8 @@ TEST(FigureTest, SavedResultsAreJudgedAgainToTheSameClaimsWithoutCheckpoints) {
   EXPECT_THAT(claims, Not(HasSubstr("maps need the final checkpoints")));
   // A figure with nothing saved is named, not fatal, when others have results.
   const std::string both = Root() + "/mimetic/experiments/figure --figure=fig1,fig9 --preset=smoke " +
-                           "--output_dir=" + again_out + " --from_results --results_root=" + checkout + " > " +
-                           again_out + ".log 2>&1";
+                           "--output_dir=" + again_out + " --from_results --results_root=" + checkout +
+                           " > " + again_out + ".log 2>&1";
   EXPECT_NE(std::system(both.c_str()), 0);
   EXPECT_THAT(Read(again_out + ".log"), HasSubstr("skipped: fig9: no saved results at"));
 }
