@@ -235,11 +235,6 @@ int main(int argc, char** argv) {
   c.mixer = absl::GetFlag(FLAGS_mixer);
   c.device = absl::GetFlag(FLAGS_device);
   c.torch_compile = absl::GetFlag(FLAGS_torch_compile);
-  if (absl::GetFlag(FLAGS_d_model) > 0) c.d_model = absl::GetFlag(FLAGS_d_model);
-  if (absl::GetFlag(FLAGS_n_layer) > 0) c.n_layer = absl::GetFlag(FLAGS_n_layer);
-  if (absl::GetFlag(FLAGS_d_state) > 0) c.d_state = absl::GetFlag(FLAGS_d_state);
-  if (absl::GetFlag(FLAGS_batch) > 0) c.batch = absl::GetFlag(FLAGS_batch);
-  if (absl::GetFlag(FLAGS_seq_len) > 0) c.seq_len = absl::GetFlag(FLAGS_seq_len);
   if (absl::GetFlag(FLAGS_steps) > 0) c.steps = absl::GetFlag(FLAGS_steps);
   c.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   c.profile_by_call = absl::GetFlag(FLAGS_profile_by_call);
@@ -266,7 +261,13 @@ int main(int argc, char** argv) {
     peak = MeasurePeak(c.threads);
   }
   for (const std::string& name : presets) {
-    const Config p = Preset(name, c);
+    // The size flags override the preset's sizes (applied after it, so --preset=fig1 --d_model=128 works).
+    Config p = Preset(name, c);
+    if (absl::GetFlag(FLAGS_d_model) > 0) p.d_model = absl::GetFlag(FLAGS_d_model);
+    if (absl::GetFlag(FLAGS_n_layer) > 0) p.n_layer = absl::GetFlag(FLAGS_n_layer);
+    if (absl::GetFlag(FLAGS_d_state) > 0) p.d_state = absl::GetFlag(FLAGS_d_state);
+    if (absl::GetFlag(FLAGS_batch) > 0) p.batch = absl::GetFlag(FLAGS_batch);
+    if (absl::GetFlag(FLAGS_seq_len) > 0) p.seq_len = absl::GetFlag(FLAGS_seq_len);
     std::cout << absl::StrFormat("[%s] %s on %s, d_model %d, %d layers, d_state %d, batch %d x %d tokens\n",
                                  p.name, p.mixer, p.device, p.d_model, p.n_layer, p.d_state, p.batch,
                                  p.seq_len);
