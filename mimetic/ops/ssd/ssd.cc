@@ -89,20 +89,34 @@ absl::StatusOr<std::vector<TensorMeta>> InferForward(absl::Span<const TensorMeta
                                  TensorMeta{{b, h, p, n}, dtype, x.device}};
 }
 
+// The op's seven inputs as named views, in the op's order; the references bind them by name.
+template <typename T>
+struct SsdInputs {
+  explicit SsdInputs(absl::Span<const Tensor> in)
+      : x(XtViewOrDie<const T, 4>(in[0])),
+        dt(XtViewOrDie<const T, 3>(in[1])),
+        a(XtViewOrDie<const T, 1>(in[2])),
+        bm(XtViewOrDie<const T, 4>(in[3])),
+        cm(XtViewOrDie<const T, 4>(in[4])),
+        dskip(XtViewOrDie<const T, 1>(in[5])),
+        dt_bias(XtViewOrDie<const T, 1>(in[6])) {}
+  XtView<const T, 4> x;        // (B, L, H, P)
+  XtView<const T, 3> dt;       // (B, L, H)
+  XtView<const T, 1> a;        // (H)
+  XtView<const T, 4> bm;       // (B, L, G, N)
+  XtView<const T, 4> cm;       // (B, L, G, N)
+  XtView<const T, 1> dskip;    // (H)
+  XtView<const T, 1> dt_bias;  // (H)
+};
+
 // Reference forward: the recurrence step by step, state s (P x N) per (batch, head), with
 // Δ[t] = softplus(dt[t] + dt_bias):
 //   s = exp(Δ[t] A) s + Δ[t] x[t] ⊗ B[t],   y[t] = s C[t] + D x[t],   last_state = s after t = L-1.
 template <typename T>
 void ReferenceForward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
-  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
-  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
-  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
-  const XtView<const T, 4> cm = XtViewOrDie<const T, 4>(in[4]);       // (B, L, G, N)
-  const XtView<const T, 1> dskip = XtViewOrDie<const T, 1>(in[5]);    // (H)
-  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
-  XtView<T, 4> y = XtViewOrDie<T, 4>(out[0]);                         // (B, L, H, P)
-  XtView<T, 4> last = XtViewOrDie<T, 4>(out[1]);                      // (B, H, P, N)
+  const auto& [x, dt, a, bm, cm, dskip, dt_bias] = SsdInputs<T>(in);
+  XtView<T, 4> y = XtViewOrDie<T, 4>(out[0]);     // (B, L, H, P)
+  XtView<T, 4> last = XtViewOrDie<T, 4>(out[1]);  // (B, H, P, N)
   const int64_t L = d.length, H = d.heads, P = d.head_dim, N = d.state;
   xt::xtensor<T, 2> s = xt::zeros<T>({P, N});  // (P, N): the state of one (batch, head)
   for (int64_t b = 0; b < d.batch; ++b) {
@@ -131,11 +145,7 @@ void ReferenceForward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<
 template <typename T>
 void ReferenceStates(const SsdDims& d, absl::Span<const Tensor> in, int64_t b, int64_t h,
                      xt::xtensor<T, 3>& states) {
-  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
-  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
-  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
-  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
-  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
+  const auto& [x, dt, a, bm, cm, dskip, dt_bias] = SsdInputs<T>(in);
   const int64_t g = h / d.heads_per_group();
   xt::view(states, 0).fill(T(0));
   for (int64_t t = 0; t < d.length; ++t) {
@@ -156,22 +166,16 @@ void ReferenceStates(const SsdDims& d, absl::Span<const Tensor> in, int64_t b, i
 //   ddt[t] = dΔ[t] softplus'(dt[t] + dt_bias),   ddt_bias = Σ ddt,   dD = Σ <dy[t], x[t]>
 template <typename T>
 void ReferenceBackward(const SsdDims& d, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const XtView<const T, 4> x = XtViewOrDie<const T, 4>(in[0]);        // (B, L, H, P)
-  const XtView<const T, 3> dt = XtViewOrDie<const T, 3>(in[1]);       // (B, L, H)
-  const XtView<const T, 1> a = XtViewOrDie<const T, 1>(in[2]);        // (H)
-  const XtView<const T, 4> bm = XtViewOrDie<const T, 4>(in[3]);       // (B, L, G, N)
-  const XtView<const T, 4> cm = XtViewOrDie<const T, 4>(in[4]);       // (B, L, G, N)
-  const XtView<const T, 1> dskip = XtViewOrDie<const T, 1>(in[5]);    // (H)
-  const XtView<const T, 1> dt_bias = XtViewOrDie<const T, 1>(in[6]);  // (H)
-  const XtView<const T, 4> dy = XtViewOrDie<const T, 4>(in[7]);       // (B, L, H, P)
-  const XtView<const T, 4> dlast = XtViewOrDie<const T, 4>(in[8]);    // (B, H, P, N)
-  XtView<T, 4> dx = XtViewOrDie<T, 4>(out[0]);                        // (B, L, H, P)
-  XtView<T, 3> ddt = XtViewOrDie<T, 3>(out[1]);                       // (B, L, H)
-  XtView<T, 1> da = XtViewOrDie<T, 1>(out[2]);                        // (H)
-  XtView<T, 4> db = XtViewOrDie<T, 4>(out[3]);                        // (B, L, G, N)
-  XtView<T, 4> dc = XtViewOrDie<T, 4>(out[4]);                        // (B, L, G, N)
-  XtView<T, 1> dd = XtViewOrDie<T, 1>(out[5]);                        // (H)
-  XtView<T, 1> ddt_bias = XtViewOrDie<T, 1>(out[6]);                  // (H)
+  const auto& [x, dt, a, bm, cm, dskip, dt_bias] = SsdInputs<T>(in);
+  const XtView<const T, 4> dy = XtViewOrDie<const T, 4>(in[7]);     // (B, L, H, P)
+  const XtView<const T, 4> dlast = XtViewOrDie<const T, 4>(in[8]);  // (B, H, P, N)
+  XtView<T, 4> dx = XtViewOrDie<T, 4>(out[0]);                      // (B, L, H, P)
+  XtView<T, 3> ddt = XtViewOrDie<T, 3>(out[1]);                     // (B, L, H)
+  XtView<T, 1> da = XtViewOrDie<T, 1>(out[2]);                      // (H)
+  XtView<T, 4> db = XtViewOrDie<T, 4>(out[3]);                      // (B, L, G, N)
+  XtView<T, 4> dc = XtViewOrDie<T, 4>(out[4]);                      // (B, L, G, N)
+  XtView<T, 1> dd = XtViewOrDie<T, 1>(out[5]);                      // (H)
+  XtView<T, 1> ddt_bias = XtViewOrDie<T, 1>(out[6]);                // (H)
   const int64_t L = d.length, P = d.head_dim, N = d.state;
   da.fill(T(0));
   db.fill(T(0));
