@@ -57,9 +57,12 @@ std::vector<std::string> PointFlags(const RunOptions& options) {
 // What a run directory's experiment is, for comparing with a rerun's: its trained state (TrainedState, the
 // point directories' notion, point_run.h) with its variants and sweep, less the seeds (a sweep grows by
 // seeds; each seed's points are their own) and sweep.select_length (read when aggregating, as evaluation
-// fields are).
+// fields are), and the device: CPU and CUDA train the same function, so a sweep run on a GPU is judged
+// (--aggregate, figure --from_results) under the same preset on a machine without one. A point directory
+// still holds one device's run (TrainedState keeps it): a trajectory is not resumed on another device.
 Experiment RunIdentity(const Experiment& e) {
   Experiment id = TrainedState(e);
+  id.clear_device();
   id.clear_seeds();
   id.mutable_sweep()->clear_select_length();
   if (id.has_teacher()) *id.mutable_teacher() = TrainedState(id.teacher());
@@ -98,8 +101,8 @@ absl::Status CheckRunDirectory(const Experiment& e, const fs::path& run_dir, boo
   return absl::FailedPreconditionError(absl::StrCat(
       "'", run_dir.string(), "' holds a different experiment (first difference, its sweep.textproto -> ",
       "this run: ", difference, "); a run directory holds one experiment: every model, task, init, ",
-      "optimiser, variant and sweep field must match, while seeds, evaluation and logging fields may ",
-      "change. Use another name (--set name=...), delete the directory, or set resume: false (which ",
+      "optimiser, variant and sweep field must match, while seeds, evaluation, logging and device fields ",
+      "may change. Use another name (--set name=...), delete the directory, or set resume: false (which ",
       "starts it afresh)"));
 }
 

@@ -189,6 +189,19 @@ TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
   more.mutable_eval()->add_lengths(18);
   more.mutable_eval()->set_allow_longer_than_training_rows(true);
   EXPECT_TRUE(RunExperiment(more, Quiet(&sink)).ok());
+  // A sweep that ran on a GPU (its sweep.textproto says device "cuda") is judged here under the same
+  // config on the CPU: --aggregate accepts it and draws the same summary from its points.
+  const fs::path sweep = fs::path(dir) / "small" / "sweep.textproto";
+  const std::string cpu_sweep = Read(sweep);
+  const std::string judged = Read(fs::path(dir) / "small" / "summary.md");
+  {
+    std::ofstream out(sweep);
+    out << cpu_sweep << "device: \"cuda\"\n";
+  }
+  RunOptions judge = Quiet(&sink);
+  judge.aggregate_only = true;
+  ASSERT_TRUE(RunExperiment(more, judge).ok());
+  EXPECT_EQ(Read(fs::path(dir) / "small" / "summary.md"), judged);
   // resume: false starts the directory afresh with the other experiment, as it does a point.
   other.set_resume(false);
   EXPECT_TRUE(RunExperiment(other, Quiet(&sink)).ok());
