@@ -50,6 +50,16 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
+// `tree` with every leaf on `device` (leaves already there are shared, not copied).
+absl::StatusOr<core::ParamTree> OnDevice(const core::ParamTree& tree, core::Device device) {
+  std::vector<core::Tensor> leaves;
+  for (const core::Tensor& t : tree.Leaves()) {
+    ASSIGN_OR_RETURN(core::Tensor d, t.ToDevice(device));
+    leaves.push_back(d);
+  }
+  return tree.WithLeaves(std::move(leaves));
+}
+
 // The experiment's device, checked: CUDA needs the CUDA backend linked in (//mimetic/experiments: run_cuda)
 // and a GPU; otherwise the error says what was found.
 absl::StatusOr<core::Device> ResolveDevice(const Experiment& e) {
@@ -196,21 +206,18 @@ class PointTrainer {
     ASSIGN_OR_RETURN(model_, init::MakeModel(VariantModel(e_, v), transform, core::FoldIn(key, "init")));
     ASSIGN_OR_RETURN(device_, ResolveDevice(e_));
     // Init runs on the host (same bits everywhere); the tree then moves to the experiment's device.
-    if (device_ != core::Device::kCpu) {
-      std::vector<core::Tensor> leaves;
-      for (const core::Tensor& t : model_.params.Leaves()) {
-        ASSIGN_OR_RETURN(core::Tensor d, t.ToDevice(device_));
-        leaves.push_back(d);
-      }
-      ASSIGN_OR_RETURN(model_.params, model_.params.WithLeaves(std::move(leaves)));
-    }
+    ASSIGN_OR_RETURN(model_.params, OnDevice(model_.params, device_));
     ASSIGN_OR_RETURN(state_, train::InitTrainState(model_.params));
     partial_.set_variant(v.name());
     partial_.set_seed(point_.seed);
     absl::StatusOr<train::LoadedCheckpoint> loaded =
         train::LoadLatestCheckpoint((dir_ / "checkpoints").string(), model_.params);
     if (loaded.ok()) {
-      state_ = loaded->state;
+      // A checkpoint loads as host tensors (checkpoint.h); the step runs where the experiment says.
+      state_.step = loaded->state.step;
+      ASSIGN_OR_RETURN(state_.params, OnDevice(loaded->state.params, device_));
+      ASSIGN_OR_RETURN(state_.m, OnDevice(loaded->state.m, device_));
+      ASSIGN_OR_RETURN(state_.v, OnDevice(loaded->state.v, device_));
       progress_ << "[" << name_ << "] resuming from step " << state_.step << "\n";
       if (auto it = loaded->metadata.find(kRecentLossesKey); it != loaded->metadata.end()) {
         for (absl::string_view part : absl::StrSplit(it->second, ',', absl::SkipEmpty())) {
