@@ -154,13 +154,19 @@ std::string CurveScript(const CurvePanel& panel, const std::string& data_name, s
     }
     const std::string color = LineColor(band.color >= 0 ? band.color : static_cast<int>(b));
     const std::string source = absl::StrCat(GpQuote(data_name), " index ", block);
+    // A band of one x has no line or area to draw: a marker with an error bar instead.
+    const bool single = band.xs.size() == 1;
     if (has_band) {
-      fills.push_back(absl::StrCat(source, " using 1:3:4 with filledcurves fillcolor rgb '", color,
-                                   "' fillstyle transparent solid ", kBandFillAlpha, " noborder notitle"));
+      fills.push_back(single ? absl::StrCat(source, " using 1:2:3:4 with yerrorbars pointtype 7 pointsize 0 ",
+                                            "linecolor rgb '", color, "' notitle")
+                             : absl::StrCat(source, " using 1:3:4 with filledcurves fillcolor rgb '", color,
+                                            "' fillstyle transparent solid ", kBandFillAlpha,
+                                            " noborder notitle"));
     }
-    lines.push_back(absl::StrCat(source, " using 1:2 with lines linewidth 2 linecolor rgb '", color,
-                                 "' dashtype ", band.dotted ? "(3,3)" : "solid", " ",
-                                 band.name.empty() ? std::string("notitle") : "title " + GpQuote(band.name)));
+    lines.push_back(
+        absl::StrCat(source, " using 1:2 with ", single ? "linespoints pointtype 7 pointsize 1.2" : "lines",
+                     " linewidth 2 linecolor rgb '", color, "' dashtype ", band.dotted ? "(3,3)" : "solid",
+                     " ", band.name.empty() ? std::string("notitle") : "title " + GpQuote(band.name)));
     ++block;
   }
   // The legend goes below the axes so it never covers a curve; several entries share a row.

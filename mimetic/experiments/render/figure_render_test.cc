@@ -134,6 +134,20 @@ TEST_F(FigureRenderTest, DrawsAllPanelTypes) {
   EXPECT_EQ(DecodePng(png).width, static_cast<uint32_t>(size.width));
 }
 
+TEST_F(FigureRenderTest, ABandOfOneXIsDrawnAsAMarkerWithItsErrorBar) {
+  // A sweep that varies one factor at a time leaves panels with one x (:scaling's N 32 panel, width
+  // 128 only): a line or area of one point draws nothing, so the reading vanished from the picture.
+  CurvePanel panel{"N 32, 4 layers", "width D", "exact accuracy at 2L"};
+  panel.y_min = 0;
+  panel.y_max = 1;
+  panel.bands.push_back(Band{"mimetic", {128}, {0.6}, {0.5}, {0.7}, false, 2});
+  Figure figure;
+  figure.panels.push_back(panel);
+  const std::string png = TestDir("one_x") + "/f.png";
+  ASSERT_TRUE(RenderFigure(png, figure).ok());
+  EXPECT_GT(CountNear(DecodePng(png), ParseHexColor(LineColor(2)), 3), 100u);  // 37 before: the legend alone
+}
+
 TEST_F(FigureRenderTest, OddPanelCountAndNoTitle) {
   Figure figure = DemoFigure();
   figure.title.clear();
