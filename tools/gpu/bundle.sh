@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${1:-$ROOT/gpu_bundle}"
 LIMIT_BYTES=$((60 * 1024 * 1024))
-BINARIES=(//mimetic/experiments:run_cuda //mimetic/experiments:gpu_benchmark //mimetic/experiments:ssd_gpu_benchmark)
+BINARIES=(//mimetic/experiments:run_cuda //mimetic/experiments:figure_cuda //mimetic/experiments:gpu_benchmark //mimetic/experiments:ssd_gpu_benchmark)
 CONFIGS=//mimetic/experiments:configs
 
 # shellcheck source=tools/gpu/run.sh
