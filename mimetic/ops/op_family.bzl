@@ -3,7 +3,7 @@
 Every family folder follows one file convention (docs/ops.md explains what each file holds):
 
     <name>/<name>.h            public functions and Op classes (library header)
-    <name>/<name>.cc           dispatch, InferMeta, reference kernels, VJP rules
+    <name>/<name>.cc           dispatch, InferMeta, reference kernels, VJP rules (:<name>_reference)
     <name>/<name>_cpu.cc       fast CPU kernels (optional, listed in `srcs`)
     <name>/<name>_cases.cc     rows of the backend-consistency table   (cases = True)
     <name>/<name>_test.cc      worked examples and bad-input checks    (always)
@@ -15,6 +15,7 @@ Every family folder follows one file convention (docs/ops.md explains what each 
 and gets these targets (labels stay in the single package //mimetic/ops):
 
     :<name>                          the library (public; or an alias of `lib`)
+    :<name>_reference                <name>.cc, compiled with reference_copts (REFERENCE_COPTS)
     :<name>_cases                    testonly, alwayslink rows for the harness
     :<name>_consistency_test         fast CPU path vs reference, gradients vs finite differences
     :<name>_reference_fingerprints   hashes of the reference's outputs and VJP per case (testonly)
@@ -37,12 +38,19 @@ load("//tools:cuda.bzl", "cuda_library")
 
 _PUBLIC = ["//visibility:public"]
 
+# Copts of the reference sources (<name>.cc). -ffp-contract=off: a reference computes exactly the
+# operations it writes, in the written order (no a * b + c fused into one FMA where the compiler's
+# code shape allows it), so its bits do not depend on how it indexes its tensors or on the machine's
+# vector width (docs/ops.md, "Reading a reference").
+REFERENCE_COPTS = ["-ffp-contract=off"]
+
 def op_family(
         name,
         srcs = None,
         hdrs = None,
         deps = [],
         copts = [],
+        reference_copts = REFERENCE_COPTS,
         lib = None,
         cases = True,
         test_deps = [],
@@ -58,9 +66,11 @@ def op_family(
     Args:
       name: the family, its folder and the prefix of its files and targets.
       srcs: library sources in the folder (file names without the folder); default [<name>.cc].
+        <name>.cc is compiled with reference_copts, the others (fast code) without.
       hdrs: library headers in the folder; default [<name>.h].
       deps: the library's deps.
       copts: the library's copts.
+      reference_copts: further copts of <name>.cc; default REFERENCE_COPTS.
       lib: when set, the family's code is compiled into this other library (families whose VJPs
         call each other share one); :<name> becomes an alias of it and srcs/hdrs/deps are unused.
       cases: whether <name>_cases.cc exists (consistency tests on CPU and CUDA).
@@ -79,12 +89,27 @@ def op_family(
     if lib:
         native.alias(name = name, actual = lib, visibility = _PUBLIC)
     else:
+        # <name>.cc (the reference, with shape inference, VJPs and the public functions) is the library
+        # :<name>_reference, compiled with reference_copts; :<name> holds the fast sources with the
+        # family's copts only, so they keep their FMA contractions. alwayslink: <name>.cc's Ops call
+        # ComputeCpu in the fast objects, which a static link reaches only after passing them.
+        reference = name + ".cc"
+        fast = [s for s in (srcs if srcs != None else [reference]) if s != reference]
+        family_hdrs = [folder + h for h in (hdrs if hdrs != None else [name + ".h"])]
+        native.cc_library(
+            name = name + "_reference",
+            srcs = [folder + reference],
+            hdrs = family_hdrs,
+            copts = copts + reference_copts,
+            deps = deps,
+        )
         native.cc_library(
             name = name,
-            srcs = [folder + s for s in (srcs if srcs != None else [name + ".cc"])],
-            hdrs = [folder + h for h in (hdrs if hdrs != None else [name + ".h"])],
+            srcs = [folder + s for s in fast],
+            hdrs = family_hdrs,
             copts = copts,
-            deps = deps,
+            deps = deps + [":" + name + "_reference"],
+            alwayslink = bool(fast),
             visibility = _PUBLIC,
         )
 

@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/xt_view.h"
-#include "mimetic/ops/cpu/fast_math.h"
 #include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
@@ -20,9 +19,6 @@ using core::ShapeString;
 using core::TensorMeta;
 using core::XtView;
 using core::XtViewOrDie;
-
-// Below this many logits a parallel region costs more than it saves.
-constexpr int64_t kParallelElements = 1 << 15;
 
 // Checks logits (..., V), targets (...) i32 and mask (...) of logits' dtype.
 absl::Status CheckInputs(absl::Span<const TensorMeta> in) {
@@ -125,82 +121,6 @@ absl::Status ReferenceBackward(absl::Span<const Tensor> in, const Tensor& out) {
   return absl::OkStatus();
 }
 
-// ---- Fast f32: vectorised exp, OpenMP over rows. ----
-
-// exp(x) for x <= 0 (the max-subtracted logits): fast_math's branch-free one, so loops over V vectorise.
-using fast_math::Exp;
-
-inline float RowMax(const float* x, int64_t v) {
-  float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-  for (int64_t i = 0; i < v; ++i) mx = std::max(mx, x[i]);
-  return mx;
-}
-
-absl::Status FastForward(absl::Span<const Tensor> in, const Tensor& out) {
-  const int64_t v = in[0].dim(-1);
-  const int64_t rows = in[1].numel();
-  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<float>(in[1], in[2], v));
-  const float* x = in[0].data<float>();
-  const int32_t* t = in[1].data<int32_t>();
-  const float* m = in[2].data<float>();
-  // Per-row terms, summed serially afterwards: a fixed order, so the same bits every run.
-  std::vector<double> terms(rows);
-#pragma omp parallel for schedule(static) if (rows * v >= kParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    if (m[r] == 0.f) {
-      terms[r] = 0;
-      continue;
-    }
-    const float* row = x + r * v;
-    const float mx = RowMax(row, v);
-    float s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < v; ++i) s += Exp(row[i] - mx);
-    terms[r] = static_cast<double>(m[r]) *
-               (static_cast<double>(mx) + std::log(static_cast<double>(s)) - static_cast<double>(row[t[r]]));
-  }
-  double total = 0;
-  for (int64_t r = 0; r < rows; ++r) total += terms[r];
-  out.mutable_data<float>()[0] = static_cast<float>(mask_sum == 0 ? 0.0 : total / mask_sum);
-  return absl::OkStatus();
-}
-
-absl::Status FastBackward(absl::Span<const Tensor> in, const Tensor& out) {
-  const int64_t v = in[0].dim(-1);
-  const int64_t rows = in[1].numel();
-  ASSIGN_OR_RETURN(const double mask_sum, MaskSum<float>(in[1], in[2], v));
-  const float* x = in[0].data<float>();
-  const int32_t* t = in[1].data<int32_t>();
-  const float* m = in[2].data<float>();
-  const double scale = mask_sum == 0 ? 0.0 : static_cast<double>(in[3].data<float>()[0]) / mask_sum;
-  float* dx = out.mutable_data<float>();
-#pragma omp parallel for schedule(static) if (rows * v >= kParallelElements)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = x + r * v;
-    float* drow = dx + r * v;
-    if (m[r] == 0.f || scale == 0) {
-      std::fill(drow, drow + v, 0.f);
-      continue;
-    }
-    // drow = exp(row - max) first, then one scaling pass: a single exp per logit.
-    const float mx = RowMax(row, v);
-    float s = 0;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < v; ++i) {
-      const float e = Exp(row[i] - mx);
-      drow[i] = e;
-      s += e;
-    }
-    const double c = scale * static_cast<double>(m[r]);
-    const float c_over_s = static_cast<float>(c / static_cast<double>(s));
-#pragma omp simd
-    for (int64_t i = 0; i < v; ++i) drow[i] *= c_over_s;
-    drow[t[r]] -= static_cast<float>(c);
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<TensorMeta>> MaskedCrossEntropyOp::InferMeta(
@@ -214,12 +134,6 @@ absl::Status MaskedCrossEntropyOp::ComputeReference(absl::Span<const Tensor> in,
                                                     absl::Span<const Tensor> out) const {
   if (in[0].dtype() == DType::kF64) return ReferenceForward<double>(in, out[0]);
   return ReferenceForward<float>(in, out[0]);
-}
-
-absl::Status MaskedCrossEntropyOp::ComputeCpu(absl::Span<const Tensor> in,
-                                              absl::Span<const Tensor> out) const {
-  if (in[0].dtype() == DType::kF64) return ReferenceForward<double>(in, out[0]);
-  return FastForward(in, out[0]);
 }
 
 std::vector<Tensor> MaskedCrossEntropyOp::Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor>,
@@ -244,10 +158,9 @@ absl::Status MaskedCrossEntropyBackwardOp::ComputeReference(absl::Span<const Ten
   return ReferenceBackward<float>(in, out[0]);
 }
 
-absl::Status MaskedCrossEntropyBackwardOp::ComputeCpu(absl::Span<const Tensor> in,
-                                                      absl::Span<const Tensor> out) const {
-  if (in[0].dtype() == DType::kF64) return ReferenceBackward<double>(in, out[0]);
-  return FastBackward(in, out[0]);
+absl::StatusOr<double> internal::CrossEntropyMaskSum(const Tensor& targets, const Tensor& mask, int64_t v) {
+  if (mask.dtype() == DType::kF64) return MaskSum<double>(targets, mask, v);
+  return MaskSum<float>(targets, mask, v);
 }
 
 Tensor MaskedCrossEntropy(const Tensor& logits, const Tensor& targets, const Tensor& mask) {

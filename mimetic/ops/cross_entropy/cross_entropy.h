@@ -52,6 +52,14 @@ class MaskedCrossEntropyBackwardOp : public core::Op {
   absl::Status ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
 };
 
+namespace internal {
+
+// sum(mask) over the rows, after checking every target under a nonzero mask lies in [0, V); shared by
+// the reference (cross_entropy.cc) and the fast path (cross_entropy_cpu.cc).
+absl::StatusOr<double> CrossEntropyMaskSum(const Tensor& targets, const Tensor& mask, int64_t v);
+
+}  // namespace internal
+
 }  // namespace mimetic::ops
 
 #endif  // MIMETIC_OPS_CROSS_ENTROPY_CROSS_ENTROPY_H_

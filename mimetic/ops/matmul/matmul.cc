@@ -5,8 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/status.h"
-#include "mimetic/ops/cpu/blas.h"
-#include "mimetic/ops/cpu/panel_gemm.h"
 
 namespace mimetic::ops {
 namespace {
@@ -15,11 +13,6 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
-
-// OpenBLAS runs a GEMM on one thread below this many multiply-adds (SMP_THRESHOLD_MIN *
-// GEMM_MULTITHREAD_THRESHOLD = 65536 * 4 in interface/gemm.c); smaller GEMMs of a batch are run in
-// parallel over the batch instead, so both cores work without nesting OpenBLAS threads.
-constexpr int64_t kBlasSingleThreadMacs = 65536 * 4;
 
 Shape BatchDims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
@@ -50,46 +43,6 @@ void ReferenceGemms(const GemmPlan& p, const T* a, const T* b, T* c, int64_t c_n
     }
   }
   for (int64_t e = 0; e < c_numel; ++e) c[e] = static_cast<T>(acc[e]);
-}
-
-template <typename T>
-void BlasGemm(const GemmPlan& p, const T* a, const T* b, T beta, T* c) {
-  cpu::Gemm(p.transpose_a, p.transpose_b, p.m, p.n, p.k, T(1), a, p.lda, b, p.ldb, beta, c, p.ldc);
-}
-
-template <typename T>
-void BlasGemms(const GemmPlan& p, const T* a, const T* b, T* c) {
-  if (p.batch == 1 && !p.accumulate) {
-    // One GEMM (a Linear layer's, flattened): on our kernel where it beats OpenBLAS.
-    cpu::FastGemm<T>(p.transpose_a, p.transpose_b, p.m, p.n, p.k, a, p.lda, b, p.ldb, c, p.ldc);
-  } else if (p.accumulate) {
-    // Sequential beta = 1 accumulation: a fixed summation order, so the same bits every run.
-    for (int64_t i = 0; i < p.batch; ++i) {
-      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, i == 0 ? T(0) : T(1), c);
-    }
-  } else if (p.batch > 1 && p.m * p.n * p.k < kBlasSingleThreadMacs) {
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < p.batch; ++i) {
-      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, T(0), c + i * p.stride_c);
-    }
-  } else {
-    for (int64_t i = 0; i < p.batch; ++i) {
-      BlasGemm(p, a + i * p.stride_a, b + i * p.stride_b, T(0), c + i * p.stride_c);
-    }
-  }
-}
-
-template <typename T>
-absl::Status RunCpu(const GemmPlan& p, const Tensor& a, const Tensor& b, const Tensor& out) {
-  T* c = out.mutable_data<T>();
-  if (out.numel() == 0) return absl::OkStatus();
-  if (p.k == 0 || p.batch == 0) {  // an empty sum: every output element is zero
-    std::fill(c, c + out.numel(), T(0));
-    return absl::OkStatus();
-  }
-  RETURN_IF_ERROR(cpu::CheckBlasDims({p.m, p.n, p.k, p.lda, p.ldb, p.ldc}));
-  BlasGemms<T>(p, a.data<T>(), b.data<T>(), c);
-  return absl::OkStatus();
 }
 
 // A tensor of `like`'s rank from the product of x and y: sums over the batch when `like` is a
@@ -189,12 +142,6 @@ absl::Status MatMulOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<
                           out[0].numel());
   }
   return absl::OkStatus();
-}
-
-absl::Status MatMulOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const GemmPlan p = MakeGemmPlan(*this, in[0].meta(), in[1].meta(), /*flatten=*/true);
-  if (in[0].dtype() == DType::kF64) return RunCpu<double>(p, in[0], in[1], out[0]);
-  return RunCpu<float>(p, in[0], in[1], out[0]);
 }
 
 // With C = op(A) op(B): d op(A) = G op(B)^T and d op(B) = op(A)^T G; each case below writes the
