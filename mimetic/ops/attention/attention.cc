@@ -9,6 +9,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
+#include "xtensor/xtensor.hpp"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -16,6 +19,8 @@ namespace {
 using core::DType;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 bool IsFloat(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF64; }
 
@@ -59,33 +64,26 @@ absl::Status CheckScale(double scale) {
   return absl::OkStatus();
 }
 
-// ---- Reference implementation, one (b, h) head at a time.
+// ---- Reference implementation, one (b, h) head at a time, on views of the (B, L, H, P) tensors.
 
-// Element (b, t, h, p) of a (B, L, H, P) tensor.
-inline int64_t Index(const AttentionDims& d, int64_t b, int64_t t, int64_t h, int64_t P, int64_t p) {
-  return ((b * d.length + t) * d.heads + h) * P + p;
-}
-
-// The head's causal weights w[t * L + s]: softmax_s(scale q_t·k_s) or scale q_t·k_s for s <= t, 0 above.
+// The head's causal weights w(t, s): softmax_s(scale q_t·k_s) or scale q_t·k_s for s <= t, 0 above.
 template <typename T>
-std::vector<double> ReferenceWeights(AttentionKind kind, double scale, const AttentionDims& d, const T* q,
-                                     const T* k, int64_t b, int64_t h) {
-  const int64_t L = d.length, P = d.key_dim;
-  std::vector<double> w(L * L, 0.0);
+xt::xtensor<double, 2> ReferenceWeights(AttentionKind kind, double scale, const XtView<const T, 4>& q,
+                                        const XtView<const T, 4>& k, int64_t b, int64_t h) {
+  const int64_t L = q.shape(1), P = q.shape(3);
+  xt::xtensor<double, 2> w = xt::zeros<double>({L, L});  // (L, L)
   for (int64_t t = 0; t < L; ++t) {
-    double* row = &w[t * L];
     double max = -std::numeric_limits<double>::infinity();
     for (int64_t s = 0; s <= t; ++s) {
       double dot = 0;
-      for (int64_t p = 0; p < P; ++p)
-        dot += double(q[Index(d, b, t, h, P, p)]) * double(k[Index(d, b, s, h, P, p)]);
-      row[s] = scale * dot;
-      max = std::max(max, row[s]);
+      for (int64_t p = 0; p < P; ++p) dot += double(q(b, t, h, p)) * double(k(b, s, h, p));
+      w(t, s) = scale * dot;
+      max = std::max(max, w(t, s));
     }
     if (kind == AttentionKind::kSoftmax) {
       double total = 0;
-      for (int64_t s = 0; s <= t; ++s) total += (row[s] = std::exp(row[s] - max));
-      for (int64_t s = 0; s <= t; ++s) row[s] /= total;
+      for (int64_t s = 0; s <= t; ++s) total += (w(t, s) = std::exp(w(t, s) - max));
+      for (int64_t s = 0; s <= t; ++s) w(t, s) /= total;
     }
   }
   return w;
@@ -93,115 +91,126 @@ std::vector<double> ReferenceWeights(AttentionKind kind, double scale, const Att
 
 // d loss / d (q_t·k_s) from dw = d loss / d w (only s <= t is read): the softmax Jacobian
 // w ∘ (dw - rowsum(w ∘ dw)) or the identity, times scale.
-std::vector<double> ReferenceScoreGrad(AttentionKind kind, double scale, int64_t L,
-                                       const std::vector<double>& w, const std::vector<double>& dw) {
-  std::vector<double> ds(L * L, 0.0);
+xt::xtensor<double, 2> ReferenceScoreGrad(AttentionKind kind, double scale, const xt::xtensor<double, 2>& w,
+                                          const xt::xtensor<double, 2>& dw) {
+  const int64_t L = w.shape(0);
+  xt::xtensor<double, 2> ds = xt::zeros<double>({L, L});  // (L, L)
   for (int64_t t = 0; t < L; ++t) {
     double dot = 0;
     if (kind == AttentionKind::kSoftmax) {
-      for (int64_t s = 0; s <= t; ++s) dot += w[t * L + s] * dw[t * L + s];
+      for (int64_t s = 0; s <= t; ++s) dot += w(t, s) * dw(t, s);
     }
     for (int64_t s = 0; s <= t; ++s) {
-      ds[t * L + s] =
-          scale * (kind == AttentionKind::kSoftmax ? w[t * L + s] * (dw[t * L + s] - dot) : dw[t * L + s]);
+      ds(t, s) = scale * (kind == AttentionKind::kSoftmax ? w(t, s) * (dw(t, s) - dot) : dw(t, s));
     }
   }
   return ds;
 }
 
-// dq_t = sum_{s<=t} ds[t,s] k_s and dk_s = sum_{t>=s} ds[t,s] q_t for one head.
+// dq_t = sum_{s<=t} ds(t, s) k_s and dk_t = sum_{u>=t} ds(u, t) q_u for one head.
 template <typename T>
-void ReferenceQueryKeyGrads(const AttentionDims& d, const std::vector<double>& ds, const T* q, const T* k,
-                            int64_t b, int64_t h, T* dq, T* dk) {
-  const int64_t L = d.length, P = d.key_dim;
+void ReferenceQueryKeyGrads(const xt::xtensor<double, 2>& ds, const XtView<const T, 4>& q,
+                            const XtView<const T, 4>& k, int64_t b, int64_t h, XtView<T, 4>& dq,
+                            XtView<T, 4>& dk) {
+  const int64_t L = q.shape(1), P = q.shape(3);
   for (int64_t t = 0; t < L; ++t) {
     for (int64_t p = 0; p < P; ++p) {
       double gq = 0, gk = 0;
-      for (int64_t s = 0; s <= t; ++s) gq += ds[t * L + s] * double(k[Index(d, b, s, h, P, p)]);
-      for (int64_t u = t; u < L; ++u) gk += ds[u * L + t] * double(q[Index(d, b, u, h, P, p)]);
-      dq[Index(d, b, t, h, P, p)] = static_cast<T>(gq);
-      dk[Index(d, b, t, h, P, p)] = static_cast<T>(gk);
+      for (int64_t s = 0; s <= t; ++s) gq += ds(t, s) * double(k(b, s, h, p));
+      for (int64_t u = t; u < L; ++u) gk += ds(u, t) * double(q(b, u, h, p));
+      dq(b, t, h, p) = static_cast<T>(gq);
+      dk(b, t, h, p) = static_cast<T>(gk);
     }
   }
 }
 
+// o_t = sum_{s<=t} w(t, s) v_s.
 template <typename T>
-void ReferenceForward(AttentionKind kind, double scale, const AttentionDims& d, absl::Span<const Tensor> in,
-                      const Tensor& out) {
-  const T *q = in[0].data<T>(), *k = in[1].data<T>(), *v = in[2].data<T>();
-  T* o = out.mutable_data<T>();
-  const int64_t L = d.length, P = d.value_dim;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      const std::vector<double> w = ReferenceWeights(kind, scale, d, q, k, b, h);
+void ReferenceForward(AttentionKind kind, double scale, absl::Span<const Tensor> in, const Tensor& out) {
+  const XtView<const T, 4> q = XtViewOrDie<const T, 4>(in[0]);  // (B, L, H, Pk)
+  const XtView<const T, 4> k = XtViewOrDie<const T, 4>(in[1]);  // (B, L, H, Pk)
+  const XtView<const T, 4> v = XtViewOrDie<const T, 4>(in[2]);  // (B, L, H, Pv)
+  XtView<T, 4> o = XtViewOrDie<T, 4>(out);                      // (B, L, H, Pv)
+  const int64_t B = v.shape(0), L = v.shape(1), H = v.shape(2), P = v.shape(3);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const xt::xtensor<double, 2> w = ReferenceWeights<T>(kind, scale, q, k, b, h);  // (L, L)
       for (int64_t t = 0; t < L; ++t) {
         for (int64_t p = 0; p < P; ++p) {
           double acc = 0;
-          for (int64_t s = 0; s <= t; ++s) acc += w[t * L + s] * double(v[Index(d, b, s, h, P, p)]);
-          o[Index(d, b, t, h, P, p)] = static_cast<T>(acc);
+          for (int64_t s = 0; s <= t; ++s) acc += w(t, s) * double(v(b, s, h, p));
+          o(b, t, h, p) = static_cast<T>(acc);
         }
       }
     }
   }
 }
 
+// dv_s = sum_{t>=s} w(t, s) dout_t; dq, dk through dw(t, s) = dout_t · v_s.
 template <typename T>
-void ReferenceBackward(AttentionKind kind, double scale, const AttentionDims& d, absl::Span<const Tensor> in,
+void ReferenceBackward(AttentionKind kind, double scale, absl::Span<const Tensor> in,
                        absl::Span<const Tensor> out) {
-  const T *q = in[0].data<T>(), *k = in[1].data<T>(), *v = in[2].data<T>(), *dout = in[3].data<T>();
-  T *dq = out[0].mutable_data<T>(), *dk = out[1].mutable_data<T>(), *dv = out[2].mutable_data<T>();
-  const int64_t L = d.length, P = d.value_dim;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      const std::vector<double> w = ReferenceWeights(kind, scale, d, q, k, b, h);
-      std::vector<double> dw(L * L, 0.0);  // dw[t,s] = dout_t · v_s
+  const XtView<const T, 4> q = XtViewOrDie<const T, 4>(in[0]);     // (B, L, H, Pk)
+  const XtView<const T, 4> k = XtViewOrDie<const T, 4>(in[1]);     // (B, L, H, Pk)
+  const XtView<const T, 4> v = XtViewOrDie<const T, 4>(in[2]);     // (B, L, H, Pv)
+  const XtView<const T, 4> dout = XtViewOrDie<const T, 4>(in[3]);  // (B, L, H, Pv)
+  XtView<T, 4> dq = XtViewOrDie<T, 4>(out[0]);                     // (B, L, H, Pk)
+  XtView<T, 4> dk = XtViewOrDie<T, 4>(out[1]);                     // (B, L, H, Pk)
+  XtView<T, 4> dv = XtViewOrDie<T, 4>(out[2]);                     // (B, L, H, Pv)
+  const int64_t B = v.shape(0), L = v.shape(1), H = v.shape(2), P = v.shape(3);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const xt::xtensor<double, 2> w = ReferenceWeights<T>(kind, scale, q, k, b, h);  // (L, L)
+      xt::xtensor<double, 2> dw = xt::zeros<double>({L, L});                          // (L, L)
       for (int64_t t = 0; t < L; ++t) {
         for (int64_t s = 0; s <= t; ++s) {
           double dot = 0;
-          for (int64_t p = 0; p < P; ++p)
-            dot += double(dout[Index(d, b, t, h, P, p)]) * double(v[Index(d, b, s, h, P, p)]);
-          dw[t * L + s] = dot;
+          for (int64_t p = 0; p < P; ++p) dot += double(dout(b, t, h, p)) * double(v(b, s, h, p));
+          dw(t, s) = dot;
         }
       }
-      for (int64_t s = 0; s < L; ++s) {  // dv_s = sum_{t>=s} w[t,s] dout_t
+      for (int64_t s = 0; s < L; ++s) {
         for (int64_t p = 0; p < P; ++p) {
           double acc = 0;
-          for (int64_t t = s; t < L; ++t) acc += w[t * L + s] * double(dout[Index(d, b, t, h, P, p)]);
-          dv[Index(d, b, s, h, P, p)] = static_cast<T>(acc);
+          for (int64_t t = s; t < L; ++t) acc += w(t, s) * double(dout(b, t, h, p));
+          dv(b, s, h, p) = static_cast<T>(acc);
         }
       }
-      ReferenceQueryKeyGrads(d, ReferenceScoreGrad(kind, scale, L, w, dw), q, k, b, h, dq, dk);
+      ReferenceQueryKeyGrads<T>(ReferenceScoreGrad(kind, scale, w, dw), q, k, b, h, dq, dk);
     }
   }
 }
 
+// The (B, H, L, L) weights, head by head.
 template <typename T>
-void ReferenceWeightsForward(AttentionKind kind, double scale, const AttentionDims& d,
-                             absl::Span<const Tensor> in, const Tensor& out) {
-  const T *q = in[0].data<T>(), *k = in[1].data<T>();
-  T* o = out.mutable_data<T>();
-  const int64_t LL = d.length * d.length;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      const std::vector<double> w = ReferenceWeights(kind, scale, d, q, k, b, h);
-      T* dst = o + (b * d.heads + h) * LL;
-      for (int64_t i = 0; i < LL; ++i) dst[i] = static_cast<T>(w[i]);
+void ReferenceWeightsForward(AttentionKind kind, double scale, absl::Span<const Tensor> in,
+                             const Tensor& out) {
+  const XtView<const T, 4> q = XtViewOrDie<const T, 4>(in[0]);  // (B, L, H, Pk)
+  const XtView<const T, 4> k = XtViewOrDie<const T, 4>(in[1]);  // (B, L, H, Pk)
+  XtView<T, 4> weights = XtViewOrDie<T, 4>(out);                // (B, H, L, L)
+  const int64_t B = q.shape(0), H = q.shape(2);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      xt::view(weights, b, h) = xt::cast<T>(ReferenceWeights<T>(kind, scale, q, k, b, h));
     }
   }
 }
 
+// dq, dk from the cotangent of the (B, H, L, L) weights.
 template <typename T>
-void ReferenceWeightsBackward(AttentionKind kind, double scale, const AttentionDims& d,
-                              absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const T *q = in[0].data<T>(), *k = in[1].data<T>(), *dweights = in[2].data<T>();
-  T *dq = out[0].mutable_data<T>(), *dk = out[1].mutable_data<T>();
-  const int64_t LL = d.length * d.length;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    for (int64_t h = 0; h < d.heads; ++h) {
-      const std::vector<double> w = ReferenceWeights(kind, scale, d, q, k, b, h);
-      const T* src = dweights + (b * d.heads + h) * LL;
-      const std::vector<double> dw(src, src + LL);
-      ReferenceQueryKeyGrads(d, ReferenceScoreGrad(kind, scale, d.length, w, dw), q, k, b, h, dq, dk);
+void ReferenceWeightsBackward(AttentionKind kind, double scale, absl::Span<const Tensor> in,
+                              absl::Span<const Tensor> out) {
+  const XtView<const T, 4> q = XtViewOrDie<const T, 4>(in[0]);         // (B, L, H, Pk)
+  const XtView<const T, 4> k = XtViewOrDie<const T, 4>(in[1]);         // (B, L, H, Pk)
+  const XtView<const T, 4> dweights = XtViewOrDie<const T, 4>(in[2]);  // (B, H, L, L)
+  XtView<T, 4> dq = XtViewOrDie<T, 4>(out[0]);                         // (B, L, H, Pk)
+  XtView<T, 4> dk = XtViewOrDie<T, 4>(out[1]);                         // (B, L, H, Pk)
+  const int64_t B = q.shape(0), H = q.shape(2);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < H; ++h) {
+      const xt::xtensor<double, 2> w = ReferenceWeights<T>(kind, scale, q, k, b, h);  // (L, L)
+      const xt::xtensor<double, 2> dw = xt::cast<double>(xt::view(dweights, b, h));   // (L, L)
+      ReferenceQueryKeyGrads<T>(ReferenceScoreGrad(kind, scale, w, dw), q, k, b, h, dq, dk);
     }
   }
 }
@@ -254,11 +263,10 @@ absl::StatusOr<std::vector<TensorMeta>> CausalAttentionOp::InferMeta(absl::Span<
 
 absl::Status CausalAttentionOp::ComputeReference(absl::Span<const Tensor> in,
                                                  absl::Span<const Tensor> out) const {
-  const AttentionDims d = GetAttentionDims(in[0].meta(), &in[2].meta());
   if (in[0].dtype() == DType::kF64) {
-    ReferenceForward<double>(kind(), scale(), d, in, out[0]);
+    ReferenceForward<double>(kind(), scale(), in, out[0]);
   } else {
-    ReferenceForward<float>(kind(), scale(), d, in, out[0]);
+    ReferenceForward<float>(kind(), scale(), in, out[0]);
   }
   return absl::OkStatus();
 }
@@ -290,11 +298,10 @@ absl::StatusOr<std::vector<TensorMeta>> CausalAttentionBackwardOp::InferMeta(
 
 absl::Status CausalAttentionBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                          absl::Span<const Tensor> out) const {
-  const AttentionDims d = GetAttentionDims(in[0].meta(), &in[2].meta());
   if (in[0].dtype() == DType::kF64) {
-    ReferenceBackward<double>(kind(), scale(), d, in, out);
+    ReferenceBackward<double>(kind(), scale(), in, out);
   } else {
-    ReferenceBackward<float>(kind(), scale(), d, in, out);
+    ReferenceBackward<float>(kind(), scale(), in, out);
   }
   return absl::OkStatus();
 }
@@ -316,11 +323,10 @@ absl::StatusOr<std::vector<TensorMeta>> CausalAttentionWeightsOp::InferMeta(
 
 absl::Status CausalAttentionWeightsOp::ComputeReference(absl::Span<const Tensor> in,
                                                         absl::Span<const Tensor> out) const {
-  const AttentionDims d = GetAttentionDims(in[0].meta(), nullptr);
   if (in[0].dtype() == DType::kF64) {
-    ReferenceWeightsForward<double>(kind(), scale(), d, in, out[0]);
+    ReferenceWeightsForward<double>(kind(), scale(), in, out[0]);
   } else {
-    ReferenceWeightsForward<float>(kind(), scale(), d, in, out[0]);
+    ReferenceWeightsForward<float>(kind(), scale(), in, out[0]);
   }
   return absl::OkStatus();
 }
@@ -354,11 +360,10 @@ absl::StatusOr<std::vector<TensorMeta>> CausalAttentionWeightsBackwardOp::InferM
 
 absl::Status CausalAttentionWeightsBackwardOp::ComputeReference(absl::Span<const Tensor> in,
                                                                 absl::Span<const Tensor> out) const {
-  const AttentionDims d = GetAttentionDims(in[0].meta(), nullptr);
   if (in[0].dtype() == DType::kF64) {
-    ReferenceWeightsBackward<double>(kind(), scale(), d, in, out);
+    ReferenceWeightsBackward<double>(kind(), scale(), in, out);
   } else {
-    ReferenceWeightsBackward<float>(kind(), scale(), d, in, out);
+    ReferenceWeightsBackward<float>(kind(), scale(), in, out);
   }
   return absl::OkStatus();
 }
