@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/elementwise/silu.h"
+#include "xtensor/xbuilder.hpp"
+#include "xtensor/xtensor.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -15,6 +18,8 @@ namespace {
 using core::DType;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
+using core::XtViewOrDie;
 
 absl::Status CheckFloat(const TensorMeta& m, const char* name, const TensorMeta& x) {
   if (m.dtype != x.dtype) {
@@ -46,17 +51,20 @@ absl::Status CheckXAndWeight(const TensorMeta& x, const TensorMeta& w) {
 
 // ---- Reference ----
 
+// out[b,t,c] = bias[c] + sum_j w[c,j] x[b, t-(K-1)+j, c] (taps inside the sequence).
 template <typename T>
-void ConvRef(const T* x, const T* w, const T* bias, T* out, int64_t nb, int64_t l, int64_t c, int64_t k) {
-  for (int64_t b = 0; b < nb; ++b) {
-    for (int64_t t = 0; t < l; ++t) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        double acc = bias[ch];
-        for (int64_t j = 0; j < k; ++j) {
-          const int64_t s = t - (k - 1) + j;
-          if (s >= 0) acc += double(w[ch * k + j]) * x[(b * l + s) * c + ch];
+void ConvRef(const XtView<const T, 3>& x, const XtView<const T, 2>& w, const XtView<const T, 1>& bias,
+             XtView<T, 3>& out) {
+  const int64_t B = x.shape(0), L = x.shape(1), C = x.shape(2), K = w.shape(1);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < L; ++t) {
+      for (int64_t c = 0; c < C; ++c) {
+        double acc = bias(c);
+        for (int64_t j = 0; j < K; ++j) {
+          const int64_t s = t - (K - 1) + j;
+          if (s >= 0) acc += double(w(c, j)) * x(b, s, c);
         }
-        out[(b * l + t) * c + ch] = static_cast<T>(acc);
+        out(b, t, c) = static_cast<T>(acc);
       }
     }
   }
@@ -64,56 +72,71 @@ void ConvRef(const T* x, const T* w, const T* bias, T* out, int64_t nb, int64_t 
 
 // dx[b,s,c] = sum_j w[c,j] dout[b, s+(K-1)-j, c] (inside the sequence);
 // dw[c,j] = sum_{b,t} dout[b,t,c] x[b, t-(K-1)+j, c];  dbias[c] = sum_{b,t} dout[b,t,c].
-template <typename T>
-void ConvBackwardRef(const T* x, const T* w, const T* dout, T* dx, T* dw, T* db, int64_t nb, int64_t l,
-                     int64_t c, int64_t k) {
-  std::vector<double> dw_acc(c * k, 0.0), db_acc(c, 0.0);
-  for (int64_t b = 0; b < nb; ++b) {
-    for (int64_t t = 0; t < l; ++t) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const double g = dout[(b * l + t) * c + ch];
-        db_acc[ch] += g;
+// Dout: a (B, L, C) view or array of T.
+template <typename T, typename Dout>
+void ConvBackwardRef(const XtView<const T, 3>& x, const XtView<const T, 2>& w, const Dout& dout,
+                     XtView<T, 3>& dx, XtView<T, 2>& dw, XtView<T, 1>& db) {
+  const int64_t B = x.shape(0), L = x.shape(1), C = x.shape(2), K = w.shape(1);
+  xt::xtensor<double, 2> dw_acc = xt::zeros<double>({C, K});  // (C, K)
+  xt::xtensor<double, 1> db_acc = xt::zeros<double>({C});     // (C)
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < L; ++t) {
+      for (int64_t c = 0; c < C; ++c) {
+        const double g = dout(b, t, c);
+        db_acc(c) += g;
         double acc = 0;
-        for (int64_t j = 0; j < k; ++j) {
-          const int64_t s = t - (k - 1) + j;
-          if (s >= 0) dw_acc[ch * k + j] += g * x[(b * l + s) * c + ch];
-          const int64_t u = t + (k - 1) - j;
-          if (u < l) acc += double(w[ch * k + j]) * dout[(b * l + u) * c + ch];
+        for (int64_t j = 0; j < K; ++j) {
+          const int64_t s = t - (K - 1) + j;
+          if (s >= 0) dw_acc(c, j) += g * x(b, s, c);
+          const int64_t u = t + (K - 1) - j;
+          if (u < L) acc += double(w(c, j)) * dout(b, u, c);
         }
-        dx[(b * l + t) * c + ch] = static_cast<T>(acc);
+        dx(b, t, c) = static_cast<T>(acc);
       }
     }
   }
-  for (int64_t i = 0; i < c * k; ++i) dw[i] = static_cast<T>(dw_acc[i]);
-  for (int64_t i = 0; i < c; ++i) db[i] = static_cast<T>(db_acc[i]);
+  dw = xt::cast<T>(dw_acc);
+  db = xt::cast<T>(db_acc);
 }
 
+// out: (conv) or, with silu, (SiLU(conv), conv).
 template <typename T>
 void ForwardRef(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const Tensor& x = in[0];
-  const int64_t n = x.numel();
-  T* conv = out[silu ? 1 : 0].mutable_data<T>();
-  ConvRef<T>(x.data<T>(), in[1].data<T>(), in[2].data<T>(), conv, x.dim(0), x.dim(1), x.dim(2), in[1].dim(1));
-  if (silu) {
-    T* act = out[0].mutable_data<T>();
-    for (int64_t i = 0; i < n; ++i) act[i] = silu::Reference(conv[i]);
+  const XtView<const T, 3> x = XtViewOrDie<const T, 3>(in[0]);     // (B, L, C)
+  const XtView<const T, 2> w = XtViewOrDie<const T, 2>(in[1]);     // (C, K)
+  const XtView<const T, 1> bias = XtViewOrDie<const T, 1>(in[2]);  // (C)
+  XtView<T, 3> conv = XtViewOrDie<T, 3>(out[silu ? 1 : 0]);        // (B, L, C)
+  ConvRef<T>(x, w, bias, conv);
+  if (!silu) return;
+  XtView<T, 3> act = XtViewOrDie<T, 3>(out[0]);  // (B, L, C)
+  const int64_t B = x.shape(0), L = x.shape(1), C = x.shape(2);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < L; ++t) {
+      for (int64_t c = 0; c < C; ++c) act(b, t, c) = silu::Reference(conv(b, t, c));
+    }
   }
 }
 
+// in: (x, weight, dout), or (x, weight, conv, dout) with silu.
 template <typename T>
 void BackwardRef(bool silu, absl::Span<const Tensor> in, absl::Span<const Tensor> out) {
-  const Tensor& x = in[0];
-  const int64_t n = x.numel();
-  const T* dout = in[silu ? 3 : 2].data<T>();
-  std::vector<T> g;  // with silu: dout · SiLU'(conv), the cotangent of the conv
-  if (silu) {
-    const T* conv = in[2].data<T>();
-    g.resize(n);
-    for (int64_t i = 0; i < n; ++i) g[i] = dout[i] * silu::ReferenceGrad(conv[i]);
-    dout = g.data();
+  const XtView<const T, 3> x = XtViewOrDie<const T, 3>(in[0]);                // (B, L, C)
+  const XtView<const T, 2> w = XtViewOrDie<const T, 2>(in[1]);                // (C, K)
+  const XtView<const T, 3> dout = XtViewOrDie<const T, 3>(in[silu ? 3 : 2]);  // (B, L, C)
+  XtView<T, 3> dx = XtViewOrDie<T, 3>(out[0]);                                // (B, L, C)
+  XtView<T, 2> dw = XtViewOrDie<T, 2>(out[1]);                                // (C, K)
+  XtView<T, 1> db = XtViewOrDie<T, 1>(out[2]);                                // (C)
+  if (!silu) return ConvBackwardRef<T>(x, w, dout, dx, dw, db);
+  // The cotangent of the conv: g = dout · SiLU'(conv).
+  const XtView<const T, 3> conv = XtViewOrDie<const T, 3>(in[2]);  // (B, L, C)
+  xt::xtensor<T, 3> g = xt::empty<T>(x.shape());                   // (B, L, C)
+  const int64_t B = x.shape(0), L = x.shape(1), C = x.shape(2);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < L; ++t) {
+      for (int64_t c = 0; c < C; ++c) g(b, t, c) = dout(b, t, c) * silu::ReferenceGrad(conv(b, t, c));
+    }
   }
-  ConvBackwardRef<T>(x.data<T>(), in[1].data<T>(), dout, out[0].mutable_data<T>(), out[1].mutable_data<T>(),
-                     out[2].mutable_data<T>(), x.dim(0), x.dim(1), x.dim(2), in[1].dim(1));
+  ConvBackwardRef<T>(x, w, g, dx, dw, db);
 }
 
 }  // namespace
