@@ -51,6 +51,7 @@ def op_family(
         deps = [],
         copts = [],
         reference_copts = REFERENCE_COPTS,
+        reference_deps = [],
         lib = None,
         cases = True,
         test_deps = [],
@@ -71,6 +72,7 @@ def op_family(
       deps: the library's deps.
       copts: the library's copts.
       reference_copts: further copts of <name>.cc; default REFERENCE_COPTS.
+      reference_deps: further deps of <name>.cc only (e.g. the views of core/xt_view.h).
       lib: when set, the family's code is compiled into this other library (families whose VJPs
         call each other share one); :<name> becomes an alias of it and srcs/hdrs/deps are unused.
       cases: whether <name>_cases.cc exists (consistency tests on CPU and CUDA).
@@ -101,7 +103,7 @@ def op_family(
             srcs = [folder + reference],
             hdrs = family_hdrs,
             copts = copts + reference_copts,
-            deps = deps,
+            deps = deps + reference_deps,
         )
         native.cc_library(
             name = name,

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/status.h"
+#include "mimetic/core/xt_view.h"
+#include "xtensor/xtensor.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -13,6 +15,7 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
 
 Shape BatchDims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
@@ -22,27 +25,33 @@ int64_t Product(const Shape& s) {
   return p;
 }
 
+// c_i = op(a_i) op(b_i) for each of the batch's GEMMs (a rank-2 operand is shared by all), or with
+// sum_batch c = sum_i op(a_i) op(b_i): sums over k in double, added over the batch in double and
+// rounded once at the end.
 template <typename T>
-void ReferenceGemms(const GemmPlan& p, const T* a, const T* b, T* c, int64_t c_numel) {
-  // Double accumulation over k and over the batch (sum mode), rounded once at the end.
-  std::vector<double> acc(c_numel, 0.0);
+void ReferenceGemms(const GemmPlan& p, const Tensor& a_t, const Tensor& b_t, const Tensor& c_t) {
+  const XtView<const T, 3> a = core::ReshapedXtViewOrDie<const T>(
+      a_t, {a_t.rank() > 2 ? p.batch : int64_t{1}, a_t.dim(-2), a_t.dim(-1)});  // (batch or 1, rows, cols)
+  const XtView<const T, 3> b = core::ReshapedXtViewOrDie<const T>(
+      b_t, {b_t.rank() > 2 ? p.batch : int64_t{1}, b_t.dim(-2), b_t.dim(-1)});  // (batch or 1, rows, cols)
+  // (batch, M, N), or (1, M, N) with sum_batch
+  xt::xtensor<double, 3> acc = xt::zeros<double>({p.accumulate ? int64_t{1} : p.batch, p.m, p.n});
   for (int64_t i = 0; i < p.batch; ++i) {
-    const T* ai = a + i * p.stride_a;
-    const T* bi = b + i * p.stride_b;
-    double* ci = acc.data() + i * p.stride_c;
+    const int64_t ia = a_t.rank() > 2 ? i : 0, ib = b_t.rank() > 2 ? i : 0, ic = p.accumulate ? 0 : i;
     for (int64_t m = 0; m < p.m; ++m) {
       for (int64_t n = 0; n < p.n; ++n) {
         double s = 0;
         for (int64_t k = 0; k < p.k; ++k) {
-          const double x = p.transpose_a ? ai[k * p.lda + m] : ai[m * p.lda + k];
-          const double y = p.transpose_b ? bi[n * p.ldb + k] : bi[k * p.ldb + n];
+          const double x = p.transpose_a ? a(ia, k, m) : a(ia, m, k);  // op(a_i)(m, k)
+          const double y = p.transpose_b ? b(ib, n, k) : b(ib, k, n);  // op(b_i)(k, n)
           s += x * y;
         }
-        ci[m * p.ldc + n] += s;
+        acc(ic, m, n) += s;
       }
     }
   }
-  for (int64_t e = 0; e < c_numel; ++e) c[e] = static_cast<T>(acc[e]);
+  XtView<T, 3> c = core::XtViewOrDie<T, 3>(c_t, acc.shape());  // (batch or 1, M, N)
+  c = xt::cast<T>(acc);
 }
 
 // A tensor of `like`'s rank from the product of x and y: sums over the batch when `like` is a
@@ -135,11 +144,9 @@ GemmPlan MakeGemmPlan(const MatMulOp& op, const TensorMeta& a, const TensorMeta&
 absl::Status MatMulOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
   const GemmPlan p = MakeGemmPlan(*this, in[0].meta(), in[1].meta(), /*flatten=*/false);
   if (in[0].dtype() == DType::kF64) {
-    ReferenceGemms<double>(p, in[0].data<double>(), in[1].data<double>(), out[0].mutable_data<double>(),
-                           out[0].numel());
+    ReferenceGemms<double>(p, in[0], in[1], out[0]);
   } else {
-    ReferenceGemms<float>(p, in[0].data<float>(), in[1].data<float>(), out[0].mutable_data<float>(),
-                          out[0].numel());
+    ReferenceGemms<float>(p, in[0], in[1], out[0]);
   }
   return absl::OkStatus();
 }
