@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/core/status.h"
+#include "mimetic/core/xt_view.h"
 
 namespace mimetic::ops {
 namespace {
@@ -14,6 +15,7 @@ using core::DType;
 using core::Shape;
 using core::ShapeString;
 using core::TensorMeta;
+using core::XtView;
 
 int64_t Rows(const Tensor& x) { return x.numel() / x.dim(-1); }
 
@@ -51,55 +53,60 @@ absl::Status CheckOperands(const TensorMeta& x, const TensorMeta& w, const std::
   return absl::OkStatus();
 }
 
-// Reference: double sums over K (forward) and over rows (weight gradient).
+// Reference: double sums over K (forward) and over rows (weight gradient). Part i holds rows
+// [o_i, o_i + S_i) of w, o_i = S_0 + ... + S_{i-1}.
+
+// y_i(r, j) = sum_k x(r, k) w(o_i + j, k).
 template <typename T>
 void ReferenceForward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
                       absl::Span<const Tensor> out) {
-  const T* x = in[0].data<T>();
-  const T* w = in[1].data<T>();
-  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
+  const int64_t rows = Rows(in[0]), K = in[0].dim(-1);
+  const XtView<const T, 2> x = core::ReshapedXtViewOrDie<const T>(in[0], {rows, K});  // (rows, K)
+  const XtView<const T, 2> w = core::XtViewOrDie<const T, 2>(in[1]);                  // (S, K)
   int64_t o = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    T* y = out[i].mutable_data<T>();
+    XtView<T, 2> y = core::ReshapedXtViewOrDie<T>(out[i], {rows, sizes[i]});  // (rows, S_i)
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < sizes[i]; ++j) {
         double s = 0;
-        for (int64_t kk = 0; kk < k; ++kk) s += double(x[r * k + kk]) * double(w[(o + j) * k + kk]);
-        y[r * sizes[i] + j] = static_cast<T>(s);
+        for (int64_t k = 0; k < K; ++k) s += double(x(r, k)) * double(w(o + j, k));
+        y(r, j) = static_cast<T>(s);
       }
     }
     o += sizes[i];
   }
 }
 
+// dx(r, k) = sum_i sum_j g_i(r, j) w(o_i + j, k);  dw(o_i + j, k) = sum_r g_i(r, j) x(r, k).
 template <typename T>
 void ReferenceBackward(const std::vector<int64_t>& sizes, absl::Span<const Tensor> in,
                        absl::Span<const Tensor> out) {
-  const T* x = in[0].data<T>();
-  const T* w = in[1].data<T>();
-  const int64_t rows = Rows(in[0]), k = in[0].dim(-1);
-  T* dx = out[0].mutable_data<T>();
-  T* dw = out[1].mutable_data<T>();
+  const int64_t rows = Rows(in[0]), K = in[0].dim(-1);
+  const XtView<const T, 2> x = core::ReshapedXtViewOrDie<const T>(in[0], {rows, K});  // (rows, K)
+  const XtView<const T, 2> w = core::XtViewOrDie<const T, 2>(in[1]);                  // (S, K)
+  std::vector<XtView<const T, 2>> g;                                                  // (rows, S_i) each
+  for (size_t i = 0; i < sizes.size(); ++i)
+    g.push_back(core::ReshapedXtViewOrDie<const T>(in[2 + i], {rows, sizes[i]}));
+  XtView<T, 2> dx = core::ReshapedXtViewOrDie<T>(out[0], {rows, K});  // (rows, K)
+  XtView<T, 2> dw = core::XtViewOrDie<T, 2>(out[1]);                  // (S, K)
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t kk = 0; kk < k; ++kk) {
+    for (int64_t k = 0; k < K; ++k) {
       double s = 0;
       int64_t o = 0;
       for (size_t i = 0; i < sizes.size(); ++i) {
-        const T* g = in[2 + i].data<T>();
-        for (int64_t j = 0; j < sizes[i]; ++j) s += double(g[r * sizes[i] + j]) * double(w[(o + j) * k + kk]);
+        for (int64_t j = 0; j < sizes[i]; ++j) s += double(g[i](r, j)) * double(w(o + j, k));
         o += sizes[i];
       }
-      dx[r * k + kk] = static_cast<T>(s);
+      dx(r, k) = static_cast<T>(s);
     }
   }
   int64_t o = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    const T* g = in[2 + i].data<T>();
     for (int64_t j = 0; j < sizes[i]; ++j) {
-      for (int64_t kk = 0; kk < k; ++kk) {
+      for (int64_t k = 0; k < K; ++k) {
         double s = 0;
-        for (int64_t r = 0; r < rows; ++r) s += double(g[r * sizes[i] + j]) * double(x[r * k + kk]);
-        dw[(o + j) * k + kk] = static_cast<T>(s);
+        for (int64_t r = 0; r < rows; ++r) s += double(g[i](r, j)) * double(x(r, k));
+        dw(o + j, k) = static_cast<T>(s);
       }
     }
     o += sizes[i];
