@@ -5,8 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/elementwise/elementwise.h"
 #include "mimetic/ops/shape/shape.h"
+#include "xtensor/xtensor.hpp"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -14,6 +17,7 @@ namespace {
 using core::DType;
 using core::Shape;
 using core::TensorMeta;
+using core::XtView;
 
 Shape ReducedShape(const Shape& shape, int axis, bool keepdims) {
   Shape out = shape;
@@ -81,13 +85,18 @@ void SumLines(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, T scale
   }
 }
 
+// y(o, i) = scale * sum_k x(o, k, i), summed in k order in double.
 template <typename T>
-void SumLinesReference(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, double scale) {
+void SumLinesReference(const Tensor& x_t, const Tensor& y_t, int64_t outer, int64_t n, int64_t inner,
+                       double scale) {
+  const XtView<const T, 3> x =
+      core::ReshapedXtViewOrDie<const T>(x_t, {outer, n, inner});      // (outer, n, inner)
+  XtView<T, 2> y = core::ReshapedXtViewOrDie<T>(y_t, {outer, inner});  // (outer, inner)
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
       double s = 0;
-      for (int64_t k = 0; k < n; ++k) s += x[(o * n + k) * inner + i];
-      y[o * inner + i] = static_cast<T>(s * scale);
+      for (int64_t k = 0; k < n; ++k) s += x(o, k, i);
+      y(o, i) = static_cast<T>(s * scale);
     }
   }
 }
@@ -138,7 +147,7 @@ absl::Status SumOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<con
   const double scale = mean_ ? 1.0 / static_cast<double>(n) : 1.0;
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    SumLinesReference<T>(in[0].data<T>(), out[0].mutable_data<T>(), outer, n, inner, scale);
+    SumLinesReference<T>(in[0], out[0], outer, n, inner, scale);
   });
   return absl::OkStatus();
 }
@@ -316,22 +325,18 @@ absl::StatusOr<std::vector<TensorMeta>> MaxOp::InferMeta(absl::Span<const Tensor
 }
 
 namespace {
-// best[o, i] = index of the first maximal x[o, :, i], visiting x row by row (contiguous).
+// best(o, i) = max_k x(o, k, i) and idx(o, i) the first k that attains it, visiting x row by row.
 template <typename T>
-void ArgMaxLines(const T* x, int64_t outer, int64_t n, int64_t inner, std::vector<T>& best,
-                 std::vector<int32_t>& idx) {
-  best.resize(outer * inner);
-  idx.assign(outer * inner, 0);
+void ArgMaxLines(const XtView<const T, 3>& x, xt::xtensor<T, 2>& best, xt::xtensor<int32_t, 2>& idx) {
+  const int64_t outer = x.shape(0), n = x.shape(1), inner = x.shape(2);
+  best = xt::view(x, xt::all(), 0, xt::all());  // (outer, inner)
+  idx = xt::zeros<int32_t>({outer, inner});     // (outer, inner)
   for (int64_t o = 0; o < outer; ++o) {
-    T* b = best.data() + o * inner;
-    int32_t* id = idx.data() + o * inner;
-    std::copy(x + o * n * inner, x + (o * n + 1) * inner, b);
     for (int64_t k = 1; k < n; ++k) {
-      const T* row = x + (o * n + k) * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        if (row[i] > b[i]) {
-          b[i] = row[i];
-          id[i] = static_cast<int32_t>(k);
+        if (x(o, k, i) > best(o, i)) {
+          best(o, i) = x(o, k, i);
+          idx(o, i) = static_cast<int32_t>(k);
         }
       }
     }
@@ -345,13 +350,15 @@ absl::Status MaxOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<con
   internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    std::vector<T> best;
-    std::vector<int32_t> idx;
-    ArgMaxLines<T>(in[0].data<T>(), outer, n, inner, best, idx);
+    xt::xtensor<T, 2> best;       // (outer, inner)
+    xt::xtensor<int32_t, 2> idx;  // (outer, inner)
+    ArgMaxLines<T>(core::ReshapedXtViewOrDie<const T>(in[0], {outer, n, inner}), best, idx);
     if (arg_) {
-      std::copy(idx.begin(), idx.end(), out[0].mutable_data<int32_t>());
+      XtView<int32_t, 2> y = core::ReshapedXtViewOrDie<int32_t>(out[0], {outer, inner});  // (outer, inner)
+      y = idx;
     } else {
-      std::copy(best.begin(), best.end(), out[0].mutable_data<T>());
+      XtView<T, 2> y = core::ReshapedXtViewOrDie<T>(out[0], {outer, inner});  // (outer, inner)
+      y = best;
     }
   });
   return absl::OkStatus();
@@ -385,16 +392,16 @@ absl::Status MaxBackwardOp::ComputeReference(absl::Span<const Tensor> in,
   internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    std::vector<T> best;
-    std::vector<int32_t> idx;
-    ArgMaxLines<T>(in[0].data<T>(), outer, n, inner, best, idx);
-    const T* g = in[1].data<T>();
-    T* y = out[0].mutable_data<T>();
-    std::fill(y, y + out[0].numel(), T(0));
+    const XtView<const T, 3> x =
+        core::ReshapedXtViewOrDie<const T>(in[0], {outer, n, inner});  // (outer, n, inner)
+    const XtView<const T, 2> g = core::ReshapedXtViewOrDie<const T>(in[1], {outer, inner});  // (outer, inner)
+    XtView<T, 3> y = core::ReshapedXtViewOrDie<T>(out[0], {outer, n, inner});  // (outer, n, inner)
+    xt::xtensor<T, 2> best;                                                    // (outer, inner)
+    xt::xtensor<int32_t, 2> idx;                                               // (outer, inner)
+    ArgMaxLines<T>(x, best, idx);
+    y.fill(T(0));
     for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        y[(o * n + idx[o * inner + i]) * inner + i] = g[o * inner + i];
-      }
+      for (int64_t i = 0; i < inner; ++i) y(o, idx(o, i), i) = g(o, i);  // g to the first maximum
     }
   });
   return absl::OkStatus();
