@@ -17,10 +17,13 @@ inline T Reference(T x) {
   return x / (T(1) + std::exp(-x));
 }
 
+// 1 + x (1 - s) as one fused multiply-add, spelled out: the references are compiled without contraction
+// (-ffp-contract=off) and the fast kernels with it, and this one formula is inlined into both, so an
+// implicit contraction would give the fused conv1d kernel and Silu's gradient different f64 bits.
 template <typename T>
 inline T ReferenceGrad(T x) {
   const T s = T(1) / (T(1) + std::exp(-x));
-  return s * (T(1) + x * (T(1) - s));
+  return s * std::fma(x, T(1) - s, T(1));
 }
 
 template <typename T>
