@@ -1,21 +1,47 @@
 #include "mimetic/ops/shape/shape.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/elementwise/elementwise.h"
 #include "mimetic/ops/reduce/reduce.h"
+#include "xtensor/xadapt.hpp"
+#include "xtensor/xmanipulation.hpp"
+#include "xtensor/xview.hpp"
 
 namespace mimetic::ops {
 namespace {
 
 using core::Shape;
 using core::TensorMeta;
+using core::XtView;
 
 const char* Bytes(const Tensor& t) { return static_cast<const char*>(t.storage()->data()); }
 char* MutableBytes(const Tensor& t) { return static_cast<char*>(t.storage()->data()); }
+
+// Byte views. The shape ops move elements of any dtype unchanged, so their references view buffers as
+// uint8_t (B: uint8_t, or const uint8_t for an input), which core::XtViewOrDie (dtype-checked) does not.
+
+// t's bytes as (outer, n, row) for the ops along one axis: row = the bytes of one (inner) slab.
+template <typename B>
+XtView<B, 3> RowBytes(const Tensor& t, int64_t outer, int64_t n, int64_t row) {
+  const std::array<size_t, 3> shape = {static_cast<size_t>(outer), static_cast<size_t>(n),
+                                       static_cast<size_t>(row)};
+  return xt::adapt(static_cast<B*>(t.storage()->data()), shape);
+}
+
+// t's bytes with t's own shape plus a last axis of one element's bytes, for rank-generic transpose.
+template <typename B>
+auto ElementBytes(const Tensor& t) {
+  std::vector<size_t> shape(t.shape().begin(), t.shape().end());
+  shape.push_back(core::DTypeSize(t.dtype()));
+  return xt::adapt(static_cast<B*>(t.storage()->data()), shape);
+}
 
 std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size());
@@ -94,18 +120,14 @@ absl::StatusOr<std::vector<TensorMeta>> TransposeOp::InferMeta(absl::Span<const 
   return std::vector<TensorMeta>{TensorMeta{shape, in[0].dtype, in[0].device}};
 }
 
+// y(i_0, ..., i_{r-1}) = x at index i_d on axis perm[d]. Each element moves as its bytes, on a last
+// axis that stays in place.
 absl::Status TransposeOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const Shape& os = out[0].shape();
-  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
-  const size_t esize = core::DTypeSize(in[0].dtype());
-  for (int64_t i = 0; i < out[0].numel(); ++i) {
-    int64_t rem = i, off = 0;
-    for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
-      off += (rem % os[d]) * in_strides[perm_[d]];
-      rem /= os[d];
-    }
-    std::memcpy(MutableBytes(out[0]) + i * esize, Bytes(in[0]) + off * esize, esize);
-  }
+  const auto x = ElementBytes<const uint8_t>(in[0]);  // (x's dims..., element bytes)
+  auto y = ElementBytes<uint8_t>(out[0]);             // (x's dims permuted..., element bytes)
+  std::vector<size_t> perm(perm_.begin(), perm_.end());
+  perm.push_back(perm_.size());  // the element's bytes
+  y = xt::transpose(x, perm);
   return absl::OkStatus();
 }
 
@@ -221,11 +243,11 @@ absl::Status SliceOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<c
   const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
   int64_t outer, n, inner;
   internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
-  const size_t row = inner * core::DTypeSize(in[0].dtype());
-  const int64_t m = end_ - start_;
-  for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(MutableBytes(out[0]) + o * m * row, Bytes(in[0]) + (o * n + start_) * row, m * row);
-  }
+  const int64_t row = inner * core::DTypeSize(in[0].dtype());
+  const XtView<const uint8_t, 3> x = RowBytes<const uint8_t>(in[0], outer, n, row);  // (outer, n, row bytes)
+  XtView<uint8_t, 3> y =
+      RowBytes<uint8_t>(out[0], outer, end_ - start_, row);  // (outer, end - start, row bytes)
+  y = xt::view(x, xt::all(), xt::range(start_, end_), xt::all());
   return absl::OkStatus();
 }
 
@@ -257,14 +279,12 @@ absl::Status PadOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<con
   const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
   int64_t outer, n, inner;
   internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
-  const size_t row = inner * core::DTypeSize(in[0].dtype());
-  const int64_t m = n + before_ + after_;
-  for (int64_t o = 0; o < outer; ++o) {
-    char* y = MutableBytes(out[0]) + o * m * row;
-    std::memset(y, 0, before_ * row);
-    std::memcpy(y + before_ * row, Bytes(in[0]) + o * n * row, n * row);
-    std::memset(y + (before_ + n) * row, 0, after_ * row);
-  }
+  const int64_t row = inner * core::DTypeSize(in[0].dtype());
+  const XtView<const uint8_t, 3> x = RowBytes<const uint8_t>(in[0], outer, n, row);  // (outer, n, row bytes)
+  XtView<uint8_t, 3> y =
+      RowBytes<uint8_t>(out[0], outer, before_ + n + after_, row);  // (outer, before + n + after, row bytes)
+  y.fill(0);
+  xt::view(y, xt::all(), xt::range(before_, before_ + n), xt::all()) = x;
   return absl::OkStatus();
 }
 
@@ -305,14 +325,15 @@ absl::Status ConcatOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<
   const int axis = internal::NormalizeAxis(axis_, out[0].rank()).value();
   int64_t outer, m, inner;
   internal::SplitAroundAxis(out[0].shape(), axis, &outer, &m, &inner);
-  const size_t row = inner * core::DTypeSize(out[0].dtype());
-  for (int64_t o = 0; o < outer; ++o) {
-    char* y = MutableBytes(out[0]) + o * m * row;
-    for (const Tensor& x : in) {
-      const int64_t n = x.dim(axis);
-      std::memcpy(y, Bytes(x) + o * n * row, n * row);
-      y += n * row;
-    }
+  const int64_t row = inner * core::DTypeSize(out[0].dtype());
+  XtView<uint8_t, 3> y = RowBytes<uint8_t>(out[0], outer, m, row);  // (outer, m, row bytes)
+  // Input k fills y's range [start, start + n) along the axis.
+  int64_t start = 0;
+  for (const Tensor& x : in) {
+    const int64_t n = x.dim(axis);
+    xt::view(y, xt::all(), xt::range(start, start + n), xt::all()) =
+        RowBytes<const uint8_t>(x, outer, n, row);  // (outer, n, row bytes)
+    start += n;
   }
   return absl::OkStatus();
 }
@@ -358,13 +379,14 @@ absl::Status SplitOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<c
   const int axis = internal::NormalizeAxis(axis_, in[0].rank()).value();
   int64_t outer, n, inner;
   internal::SplitAroundAxis(in[0].shape(), axis, &outer, &n, &inner);
-  const size_t row = inner * core::DTypeSize(in[0].dtype());
-  for (int64_t o = 0; o < outer; ++o) {
-    const char* x = Bytes(in[0]) + o * n * row;
-    for (size_t k = 0; k < out.size(); ++k) {
-      std::memcpy(MutableBytes(out[k]) + o * sizes_[k] * row, x, sizes_[k] * row);
-      x += sizes_[k] * row;
-    }
+  const int64_t row = inner * core::DTypeSize(in[0].dtype());
+  const XtView<const uint8_t, 3> x = RowBytes<const uint8_t>(in[0], outer, n, row);  // (outer, n, row bytes)
+  // Output k takes x's range [start, start + sizes[k]) along the axis.
+  int64_t start = 0;
+  for (size_t k = 0; k < out.size(); ++k) {
+    XtView<uint8_t, 3> y = RowBytes<uint8_t>(out[k], outer, sizes_[k], row);  // (outer, sizes[k], row bytes)
+    y = xt::view(x, xt::all(), xt::range(start, start + sizes_[k]), xt::all());
+    start += sizes_[k];
   }
   return absl::OkStatus();
 }
