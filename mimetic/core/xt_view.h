@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -42,6 +43,10 @@ constexpr DType DTypeOf() {
 // A rank-N row-major view of T elements (const T for a read-only view).
 template <typename T, size_t N>
 using XtView = decltype(xt::adapt(std::declval<T*>(), std::declval<std::array<size_t, N>>()));
+
+// A row-major view of T elements whose rank is known only at run time (rank-generic ops: broadcasting).
+template <typename T>
+using XtDynView = decltype(xt::adapt(std::declval<T*>(), std::declval<std::vector<size_t>>()));
 
 namespace internal {
 
@@ -107,6 +112,16 @@ XtView<T, N> XtViewOrDie(const Tensor& t, const std::array<size_t, N>& shape) {
   absl::StatusOr<XtView<T, N>> v = MakeXtView<T, N>(t, shape);
   MIMETIC_CHECK(v.ok()) << v.status();
   return *std::move(v);
+}
+
+// The view of a validated tensor with its own shape, whatever its rank (e.g. an elementwise operand
+// broadcast to the output's shape); a failure is a bug in mimetic and aborts with the reason.
+template <typename T>
+XtDynView<T> XtDynViewOrDie(const Tensor& t) {
+  const absl::Status ok = internal::CheckViewable<T>(t);
+  MIMETIC_CHECK(ok.ok()) << ok;
+  T* data = const_cast<T*>(t.data<std::remove_const_t<T>>());  // const again when T is const
+  return xt::adapt(static_cast<T*>(data), std::vector<size_t>(t.shape().begin(), t.shape().end()));
 }
 
 // XtViewOrDie with a shape of any integer type, written inline, e.g. a norm's input as (rows, D):

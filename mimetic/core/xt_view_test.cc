@@ -99,10 +99,25 @@ TEST(XtViewTest, DeviceTensorIsRefused) {
   EXPECT_NE(v.status().message().find("expected a host (cpu) tensor"), std::string::npos) << v.status();
 }
 
+TEST(XtViewTest, DynamicRankViewHasTheTensorsShapeAndAliasesIt) {
+  absl::StatusOr<Tensor> t = Tensor::FromHost<float>({2, 1, 3}, {0, 1, 2, 3, 4, 5});
+  ASSERT_TRUE(t.ok());
+  XtDynView<float> v = XtDynViewOrDie<float>(*t);
+  ASSERT_EQ(v.dimension(), 3u);
+  EXPECT_EQ(v.shape()[2], 3u);
+  EXPECT_EQ(v.data(), t->data<float>());
+  v(1, 0, 1) = 42;
+  EXPECT_EQ(t->ToVector<float>().value()[4], 42.0f);
+  absl::StatusOr<Tensor> scalar = Tensor::FromHost<double>({}, {7});
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_EQ(XtDynViewOrDie<const double>(*scalar).dimension(), 0u);
+}
+
 TEST(XtViewDeathTest, OrDieAbortsWithTheReason) {
   absl::StatusOr<Tensor> t = Tensor::Zeros({3}, DType::kI32);
   ASSERT_TRUE(t.ok());
   EXPECT_DEATH((XtViewOrDie<float, 1>(*t)), "as f32 elements: its dtype is i32");
+  EXPECT_DEATH((XtDynViewOrDie<const float>(*t)), "as f32 elements: its dtype is i32");
 }
 
 }  // namespace

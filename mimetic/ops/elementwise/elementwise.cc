@@ -5,12 +5,20 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/builtin_ops.h"
+#include "mimetic/core/xt_view.h"
 #include "mimetic/ops/elementwise/silu.h"
 #include "mimetic/ops/reduce/reduce.h"
 #include "mimetic/ops/softplus.h"
+#include "xtensor/xadapt.hpp"
+#include "xtensor/xmath.hpp"
+#include "xtensor/xnoalias.hpp"
+#include "xtensor/xoperation.hpp"
 
 namespace mimetic::ops {
 namespace {
@@ -78,27 +86,15 @@ T ApplyUnary(UnaryKind kind, T x, double c) {
   return x;
 }
 
-// Offset of flat output index i in an operand with broadcast strides `st` (out shape `os`).
-int64_t BroadcastOffset(int64_t i, const Shape& os, const std::vector<int64_t>& st) {
-  int64_t off = 0;
-  for (int d = static_cast<int>(os.size()) - 1; d >= 0; --d) {
-    off += (i % os[d]) * st[d];
-    i /= os[d];
-  }
-  return off;
-}
-
+// out = kind(a, b), each operand broadcast to out's shape (numpy rules: right-aligned, size-1 dims
+// repeat).
 template <typename T>
 void BinaryReference(BinaryKind kind, const Tensor& a, const Tensor& b, const Tensor& out) {
-  const Shape& os = out.shape();
-  const std::vector<int64_t> sa = internal::BroadcastStrides(a.shape(), os);
-  const std::vector<int64_t> sb = internal::BroadcastStrides(b.shape(), os);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.mutable_data<T>();
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    po[i] = ApplyBinary<T>(kind, pa[BroadcastOffset(i, os, sa)], pb[BroadcastOffset(i, os, sb)]);
-  }
+  const auto av = core::XtDynViewOrDie<const T>(a);  // a's shape
+  const auto bv = core::XtDynViewOrDie<const T>(b);  // b's shape
+  auto ov = core::XtDynViewOrDie<T>(out);            // broadcast(a's shape, b's shape)
+  auto apply = [kind](T x, T y) { return ApplyBinary<T>(kind, x, y); };
+  xt::noalias(ov) = xt::make_lambda_xfunction(std::move(apply), av, bv);
 }
 
 template <typename From, typename To>
@@ -370,22 +366,15 @@ absl::StatusOr<std::vector<TensorMeta>> WhereOp::InferMeta(absl::Span<const Tens
 }
 
 absl::Status WhereOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const Shape& os = out[0].shape();
-  const std::vector<int64_t> sc = internal::BroadcastStrides(in[0].shape(), os);
-  const std::vector<int64_t> sa = internal::BroadcastStrides(in[1].shape(), os);
-  const std::vector<int64_t> sb = internal::BroadcastStrides(in[2].shape(), os);
   internal::DispatchDType(in[0].dtype(), [&](auto ctag) {
     using C = decltype(ctag);
     internal::DispatchDType(in[1].dtype(), [&](auto tag) {
       using T = decltype(tag);
-      const C* c = in[0].data<C>();
-      const T* a = in[1].data<T>();
-      const T* b = in[2].data<T>();
-      T* o = out[0].mutable_data<T>();
-      for (int64_t i = 0; i < out[0].numel(); ++i) {
-        o[i] = c[BroadcastOffset(i, os, sc)] != C(0) ? a[BroadcastOffset(i, os, sa)]
-                                                     : b[BroadcastOffset(i, os, sb)];
-      }
+      const auto c = core::XtDynViewOrDie<const C>(in[0]);  // cond's shape
+      const auto a = core::XtDynViewOrDie<const T>(in[1]);  // a's shape
+      const auto b = core::XtDynViewOrDie<const T>(in[2]);  // b's shape
+      auto o = core::XtDynViewOrDie<T>(out[0]);             // broadcast(cond's, a's, b's shapes)
+      xt::noalias(o) = xt::where(xt::not_equal(c, C(0)), a, b);
     });
   });
   return absl::OkStatus();

@@ -2,12 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "mimetic/core/xt_view.h"
 #include "mimetic/ops/elementwise/elementwise.h"
 #include "mimetic/ops/shape/shape.h"
+#include "xtensor/xadapt.hpp"
+#include "xtensor/xarray.hpp"
+#include "xtensor/xbroadcast.hpp"
+#include "xtensor/xbuilder.hpp"
+#include "xtensor/xnoalias.hpp"
+#include "xtensor/xstrided_view.hpp"
 #include "xtensor/xtensor.hpp"
 #include "xtensor/xview.hpp"
 
@@ -189,22 +197,18 @@ absl::StatusOr<std::vector<TensorMeta>> SumToOp::InferMeta(absl::Span<const Tens
 }
 
 absl::Status SumToOp::ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const Shape& xs = in[0].shape();
-  const std::vector<int64_t> st = internal::BroadcastStrides(shape_, xs);
-  std::vector<double> acc(out[0].numel(), 0.0);
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* x = in[0].data<T>();
-    for (int64_t i = 0; i < in[0].numel(); ++i) {
-      int64_t rem = i, off = 0;
-      for (int d = static_cast<int>(xs.size()) - 1; d >= 0; --d) {
-        off += (rem % xs[d]) * st[d];
-        rem /= xs[d];
-      }
-      acc[off] += x[i];
-    }
-    T* y = out[0].mutable_data<T>();
-    for (size_t i = 0; i < acc.size(); ++i) y[i] = static_cast<T>(acc[i]);
+    const auto x = core::XtDynViewOrDie<const T>(in[0]);  // x's shape
+    auto y = core::XtDynViewOrDie<T>(out[0]);             // shape_, which broadcasts to x's shape
+    // y[j] = sum of x[i] over the elements i of x that y[j] broadcasts to, accumulated in double in
+    // x's row-major order. target holds y's element numbers broadcast to x's shape: target[i] = j.
+    const xt::xarray<size_t> target =
+        xt::broadcast(xt::reshape_view(xt::arange<size_t>(y.size()), y.shape()), x.shape());
+    xt::xarray<double> acc = xt::zeros<double>(y.shape());  // shape_
+    auto j = target.cbegin();
+    for (const T& xi : x) acc.flat(*j++) += xi;
+    std::transform(acc.cbegin(), acc.cend(), y.begin(), [](double v) { return static_cast<T>(v); });
   });
   return absl::OkStatus();
 }
@@ -281,19 +285,11 @@ absl::StatusOr<std::vector<TensorMeta>> BroadcastToOp::InferMeta(absl::Span<cons
 
 absl::Status BroadcastToOp::ComputeReference(absl::Span<const Tensor> in,
                                              absl::Span<const Tensor> out) const {
-  const std::vector<int64_t> st = internal::BroadcastStrides(in[0].shape(), shape_);
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T* x = in[0].data<T>();
-    T* y = out[0].mutable_data<T>();
-    for (int64_t i = 0; i < out[0].numel(); ++i) {
-      int64_t rem = i, off = 0;
-      for (int d = static_cast<int>(shape_.size()) - 1; d >= 0; --d) {
-        off += (rem % shape_[d]) * st[d];
-        rem /= shape_[d];
-      }
-      y[i] = x[off];
-    }
+    const auto x = core::XtDynViewOrDie<const T>(in[0]);  // x's shape
+    auto y = core::XtDynViewOrDie<T>(out[0]);             // shape_
+    xt::noalias(y) = xt::broadcast(x, y.shape());
   });
   return absl::OkStatus();
 }
