@@ -10,7 +10,9 @@
 #      skip naming the missing GPU;
 #   4. with a library deleted from a copy of the payload, run.sh stops before running anything and
 #      names it: one that also exists on this machine outside the bundle (OpenBLAS, reachable through
-#      the binaries' build-time RUNPATH) and one that exists only in the bundle (a kernel library).
+#      the binaries' build-time RUNPATH) and one that exists only in the bundle (a kernel library);
+#   5. tools/gpu/figures.sh runs a figure's smoke preset with the bundle's figure_cuda (on the CPU here:
+#      --set device=cpu after the script's device=cuda) and packs its claims, without checkpoints.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -101,6 +103,19 @@ check_missing() {
 }
 check_missing libopenblas.so.0
 check_missing "$(cd "$TMP/payload/lib" && ls | grep -m1 'kernels_Ucuda\.so$')"
+
+# 5. figures.sh: a figure from the bundle, its runs packed.
+env MIMETIC_BUNDLE_DIR="$BUNDLE" MIMETIC_PAYLOAD_DIR="$TMP" MIMETIC_RUNS_DIR="$TMP/fig_runs" \
+  bash "$ROOT/tools/gpu/figures.sh" "$TMP/fig_out" 120 scaling -- --preset=smoke --jobs=2 --set device=cpu \
+  >"$TMP/figures.log" 2>&1 || fail "figures.sh exited with code $?: $(tail -n 5 "$TMP/figures.log")"
+packed="$(tar -tzf "$TMP/fig_out/runs.tgz" 2>/dev/null)"
+if ! grep -q 'scaling_smoke/claims.md$' <<<"$packed"; then
+  fail "figures.sh packed no scaling_smoke/claims.md: $(tail -n 5 "$TMP/fig_out/figures.txt" 2>/dev/null)"
+elif grep -q '\.safetensors$' <<<"$packed"; then
+  fail "figures.sh packed checkpoints"
+else
+  echo "check_bundle: figures.sh: $(grep -m1 'runs.tgz' "$TMP/fig_out/figures.txt")"
+fi
 
 if ((errors > 0)); then
   echo "check_bundle: $errors problems"

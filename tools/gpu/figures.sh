@@ -10,7 +10,9 @@
 #
 # A sweep's device is not part of its identity, so the CPU-side --aggregate accepts the GPU's points. A
 # figure stopped by the time limit keeps its finished points (SIGTERM; each running point checkpoints), and
-# runs.tgz holds them. FIGURE_FLAGS go to every figure (default --preset=cpu --jobs=4).
+# runs.tgz holds them. FIGURE_FLAGS go to every figure (default --preset=cpu --jobs=4). The environment
+# may move the bundle (MIMETIC_BUNDLE_DIR, default gpu_bundle/), its unpacked payload
+# (MIMETIC_PAYLOAD_DIR, default /tmp/mimetic-payload) and the runs (MIMETIC_RUNS_DIR, default runs/).
 set -uo pipefail
 OUT="${1:?usage: tools/gpu/figures.sh OUTDIR SECONDS FIGURE... [-- FIGURE_FLAGS...]}"
 BUDGET="${2:?usage: tools/gpu/figures.sh OUTDIR SECONDS FIGURE... [-- FIGURE_FLAGS...]}"
@@ -35,17 +37,18 @@ LOG="$OUT/figures.txt"
 left() { echo $((BUDGET - PACK_SECONDS - (SECONDS - START))); }
 say() { echo "figures: $*" | tee -a "$LOG"; }
 
+BUNDLE="${MIMETIC_BUNDLE_DIR:-$ROOT/gpu_bundle}"
 WORK="${MIMETIC_PAYLOAD_DIR:-/tmp/mimetic-payload}"
 if [[ ! -x "$WORK/payload/runfiles/mimetic/mimetic/experiments/figure_cuda" ]]; then
   mkdir -p "$WORK"
-  tar -xJf gpu_bundle/payload.tar.xz -C "$WORK" || { say "cannot unpack gpu_bundle/payload.tar.xz"; exit 2; }
+  tar -xJf "$BUNDLE/payload.tar.xz" -C "$WORK" || { say "cannot unpack $BUNDLE/payload.tar.xz"; exit 2; }
 fi
 P="$WORK/payload"
 BIN="$P/runfiles/mimetic/mimetic/experiments/figure_cuda"
 [[ -x "$BIN" ]] || { say "the bundle has no figure_cuda (rebuild it with tools/gpu/bundle.sh)"; exit 2; }
 export LD_LIBRARY_PATH="$P/lib:/usr/local/cuda/lib64"
 export RUNFILES_DIR="$P/runfiles"
-RUNS="$ROOT/runs"
+RUNS="${MIMETIC_RUNS_DIR:-$ROOT/runs}"
 mkdir -p "$RUNS"
 say "GPU: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1)"
 say "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(nproc) cores; flags: ${FLAGS[*]}"
