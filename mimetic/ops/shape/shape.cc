@@ -43,16 +43,6 @@ auto ElementBytes(const Tensor& t) {
   return xt::adapt(static_cast<B*>(t.storage()->data()), shape);
 }
 
-std::vector<int64_t> ContiguousStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 }  // namespace
 
 // ---- reshape ----
@@ -128,87 +118,6 @@ absl::Status TransposeOp::ComputeReference(absl::Span<const Tensor> in, absl::Sp
   std::vector<size_t> perm(perm_.begin(), perm_.end());
   perm.push_back(perm_.size());  // the element's bytes
   y = xt::transpose(x, perm);
-  return absl::OkStatus();
-}
-
-namespace {
-
-// Transpose kernel over a collapsed plan (operand 0: x's strides in out order; operand 1: out).
-// When x's innermost stride is 1 every row is a contiguous copy (e.g. (B, L, H, P) -> (B, H, L, P));
-// otherwise 32 x 32 tiles of the two dims holding x's and out's unit strides are swapped.
-template <typename T>
-void TransposeFast(const internal::LoopPlan& plan, const T* x, T* y) {
-  const int nd = static_cast<int>(plan.dims.size());
-  const std::vector<int64_t>& sx = plan.strides[0];
-  const std::vector<int64_t>& sy = plan.strides[1];
-  const int64_t total = plan.rows() * plan.inner();
-  if (sx.back() == 1 || plan.inner() == 1) {
-    const int64_t inner = plan.inner(), rows = plan.rows();
-#pragma omp parallel for schedule(static) if (total > internal::kParallelThreshold)
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t off[2];
-      plan.RowOffsets(r, off);
-      if (inner == 1) {
-        y[off[1]] = x[off[0]];
-      } else {
-        std::memcpy(y + off[1], x + off[0], inner * sizeof(T));
-      }
-    }
-    return;
-  }
-  int q = 0;  // the dim where x is contiguous
-  for (int d = 0; d < nd; ++d) {
-    if (sx[d] == 1) q = d;
-  }
-  const int64_t m = plan.dims[q], n = plan.inner();
-  const int64_t ys_q = sy[q], xs_n = sx.back();
-  // Batch dims: all but q and the last.
-  std::vector<int64_t> bdims, bsx, bsy;
-  for (int d = 0; d + 1 < nd; ++d) {
-    if (d == q) continue;
-    bdims.push_back(plan.dims[d]);
-    bsx.push_back(sx[d]);
-    bsy.push_back(sy[d]);
-  }
-  int64_t batches = 1;
-  for (int64_t b : bdims) batches *= b;
-  constexpr int64_t kTile = 32;
-  const int64_t mt = (m + kTile - 1) / kTile;
-  const int64_t tasks = batches * mt;
-#pragma omp parallel for schedule(static) if (total > internal::kParallelThreshold)
-  for (int64_t t = 0; t < tasks; ++t) {
-    int64_t b = t / mt, ox = 0, oy = 0;
-    for (int d = static_cast<int>(bdims.size()) - 1; d >= 0; --d) {
-      const int64_t c = b % bdims[d];
-      b /= bdims[d];
-      ox += c * bsx[d];
-      oy += c * bsy[d];
-    }
-    const int64_t i0 = (t % mt) * kTile, i1 = std::min(m, i0 + kTile);
-    for (int64_t j0 = 0; j0 < n; j0 += kTile) {
-      const int64_t j1 = std::min(n, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        const T* xr = x + ox + i;
-        T* yr = y + oy + i * ys_q;
-        for (int64_t j = j0; j < j1; ++j) yr[j] = xr[j * xs_n];
-      }
-    }
-  }
-}
-
-}  // namespace
-
-absl::Status TransposeOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
-  const Shape& os = out[0].shape();
-  if (out[0].numel() == 0) return absl::OkStatus();
-  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
-  std::vector<int64_t> sx(os.size());
-  for (size_t d = 0; d < os.size(); ++d) sx[d] = in_strides[perm_[d]];
-  const internal::LoopPlan plan = internal::MakeLoopPlan(os, {sx, ContiguousStrides(os)});
-  internal::DispatchDType(in[0].dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    TransposeFast<T>(plan, in[0].data<T>(), out[0].mutable_data<T>());
-  });
   return absl::OkStatus();
 }
 

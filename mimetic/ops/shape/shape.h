@@ -82,6 +82,7 @@ class SliceOp : public core::Op {
   absl::StatusOr<std::vector<core::TensorMeta>> InferMeta(
       absl::Span<const core::TensorMeta> in) const override;
   absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
+  absl::Status ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
   std::vector<Tensor> Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                           absl::Span<const Tensor> out_grads) const override;
   int axis() const { return axis_; }
@@ -101,6 +102,7 @@ class PadOp : public core::Op {
   absl::StatusOr<std::vector<core::TensorMeta>> InferMeta(
       absl::Span<const core::TensorMeta> in) const override;
   absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
+  absl::Status ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
   std::vector<Tensor> Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                           absl::Span<const Tensor> out_grads) const override;
   int axis() const { return axis_; }
@@ -120,6 +122,7 @@ class ConcatOp : public core::Op {
   absl::StatusOr<std::vector<core::TensorMeta>> InferMeta(
       absl::Span<const core::TensorMeta> in) const override;
   absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
+  absl::Status ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
   std::vector<Tensor> Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                           absl::Span<const Tensor> out_grads) const override;
   int axis() const { return axis_; }
@@ -139,6 +142,7 @@ class SplitOp : public core::Op {
   absl::StatusOr<std::vector<core::TensorMeta>> InferMeta(
       absl::Span<const core::TensorMeta> in) const override;
   absl::Status ComputeReference(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
+  absl::Status ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const override;
   std::vector<Tensor> Vjp(absl::Span<const Tensor> in, absl::Span<const Tensor> out,
                           absl::Span<const Tensor> out_grads) const override;
   int axis() const { return axis_; }
