@@ -16,11 +16,15 @@
 namespace mimetic::experiments {
 
 struct PresetRules {
-  // Key dimension at least this multiple of each judged length (lengths up to 2x the training length);
-  // 0 turns the rule off (a figure about that dimension, as Fig. 7 is about N).
+  // Key dimension at least this multiple of the items recalled at each judged length (lengths up to 2x
+  // the training length; a copy's tokens, MQAR's key-value pairs); Mamba 1 layers, whose state the paper
+  // fixes, are not sized by it. 0 turns the rule off (a figure about that dimension, as Fig. 7 is about N).
   double key_per_length = 3;
   // Training rows hold the longest eval example (no eval.allow_longer_than_training_rows).
   bool rows_hold_examples = true;
+  // When > 0, rows need only hold the examples up to this multiple of the training length (the lengths a
+  // figure reads per group), and eval.allow_longer_than_training_rows may lengthen the others.
+  int rows_hold_up_to_multiple = 0;
   // Width at least this where variants are compared (at width 32, N 64 has N 32's key rank).
   int min_width = 64;
   // Longest training string where 2x is read: shorter strings admit solutions that do not generalise.

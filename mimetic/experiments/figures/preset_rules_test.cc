@@ -19,8 +19,7 @@ using ::testing::HasSubstr;
 std::string Root() { return std::string(std::getenv("TEST_SRCDIR")) + "/mimetic"; }
 
 // The cpu presets whose sizes still predate the rules (docs/reproducing.md lists what each lacks).
-const std::set<std::string> kNotYetRecalibrated = {"fig2", "fig3", "fig4", "fig5", "fig6",
-                                                   "fig8", "fig9", "fig10", "fig11"};
+const std::set<std::string> kNotYetRecalibrated = {};
 
 TEST(PresetRulesTest, EveryCpuPresetFollowsTheRulesOrIsListedAsNotYetRecalibrated) {
   for (const FigureDef& f : Figures()) {
@@ -60,8 +59,62 @@ TEST(PresetRulesTest, RowsWidthMamba1StateAndStringLength) {
   EXPECT_THAT(v, HasSubstr("training strings up to 8 < 16"));
   EXPECT_THAT(v, HasSubstr("eval.allow_longer_than_training_rows"));
   EXPECT_THAT(v, HasSubstr("Mamba 1 state 16 (the paper's is 32)"));
-  // Fig. 7 is about N: no room rule there.
+  // Fig. 7 is about N and Fig. 5 about key dimensions: no room rule there; nor in Fig. 2, whose models
+  // have no mimetic layer (the hybrid copies with softmax attention).
   EXPECT_EQ(RulesFor("fig7").key_per_length, 0);
+  EXPECT_EQ(RulesFor("fig5").key_per_length, 0);
+  EXPECT_EQ(RulesFor("fig2").key_per_length, 0);
+  EXPECT_GT(RulesFor("fig3").key_per_length, 0);
+}
+
+// Mamba 1 keeps the paper's N 32, so its key dimension (32) is not held to 3x the length; a Mamba 2 layer
+// beside it in the same model still is.
+TEST(PresetRulesTest, TheKeyRuleSizesMamba2AndLinearAttentionNotMamba1) {
+  const std::vector<std::string> mamba1 =
+      PresetViolations(
+          LoadPreset(Root(), "fig1", "cpu", {"model.default_layer={ mamba1 { d_state: 32 } }"}).value(),
+          RulesFor("fig1"))
+          .value();
+  EXPECT_TRUE(mamba1.empty()) << absl::StrJoin(mamba1, "\n");
+  Experiment e =
+      LoadPreset(Root(), "fig1", "cpu", {"model.default_layer={ mamba1 { d_state: 32 } }"}).value();
+  models::LayerOverride* o = e.mutable_model()->add_layer_overrides();
+  o->set_index(2);
+  o->mutable_layer()->mutable_mamba2()->set_d_state(32);
+  const std::vector<std::string> mixed = PresetViolations(e, RulesFor("fig1")).value();
+  EXPECT_THAT(absl::StrJoin(mixed, "\n"),
+              HasSubstr("key dimension 32 (Mamba 2 key min(N 32, D 128) = 32) < 3 x 20"));
+}
+
+// MQAR recalls key-value pairs, not tokens: its key dimension is held to 3x the pairs at each length.
+TEST(PresetRulesTest, MqarIsSizedByItsPairs) {
+  Experiment e = LoadPreset(Root(), "fig4", "cpu", {}).value();
+  for (Variant& v : *e.mutable_variants()) v.clear_model();  // every variant the shared model
+  e.mutable_model()->mutable_default_layer()->mutable_mamba2()->set_d_state(16);
+  const std::string v = absl::StrJoin(PresetViolations(e, RulesFor("fig4")).value(), "\n");
+  // MQAR T 16 with 3 pairs is read at 32 with 6: 16 < 18.
+  EXPECT_THAT(v,
+              HasSubstr("key dimension 16 (Mamba 2 key min(N 16, D 128) = 16) < 3 x 6 pairs (at length 32)"));
+  EXPECT_THAT(v, HasSubstr("< 3 x 32"));  // the copy tasks' strings
+}
+
+// Figs. 6, 8 and 9 read each group at its own L and 2L: rows hold those, and longer unread lengths may
+// be evaluated on lengthened rows; elsewhere every eval example must fit.
+TEST(PresetRulesTest, RowsHoldTheLengthsAFigureReads) {
+  const Experiment fig8 = LoadPreset(Root(), "fig8", "cpu", {}).value();
+  ASSERT_TRUE(fig8.eval().allow_longer_than_training_rows());
+  EXPECT_TRUE(PresetViolations(fig8, RulesFor("fig8")).value().empty());
+  EXPECT_THAT(absl::StrJoin(PresetViolations(fig8, RulesFor("fig1")).value(), "\n"),
+              HasSubstr("eval.allow_longer_than_training_rows (rows must hold every example)"));
+  const Experiment short_rows =
+      LoadPreset(
+          Root(), "fig8", "cpu",
+          {"task.copy.context_len=40",
+           "sweep.axes[task].values=[\"{ copy { vocab: 26 min_len: 5 max_len: 16 context_len: 40 } }\", "
+           "\"{ mqar { vocab: 128 seq_len: 32 num_kv_pairs: 4 } }\"]"})
+          .value();
+  EXPECT_THAT(absl::StrJoin(PresetViolations(short_rows, RulesFor("fig8")).value(), "\n"),
+              HasSubstr("the example at 32 (67 token ids) is longer than a training row (41)"));
 }
 
 }  // namespace
