@@ -66,6 +66,11 @@ std::optional<int64_t> TrainingRowTokens(const TaskSpec& task) {
   return std::nullopt;
 }
 
+int RecalledItems(const TaskSpec& task, int length) {
+  if (!task.has_mqar() || task.mqar().seq_len() <= 0) return length;
+  return std::max<int>(1, static_cast<int64_t>(length) * task.mqar().num_kv_pairs() / task.mqar().seq_len());
+}
+
 int TrainLength(const TaskSpec& task) {
   if (task.has_copy()) return task.copy().max_len();
   if (task.has_mqar()) return task.mqar().seq_len();

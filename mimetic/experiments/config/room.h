@@ -33,6 +33,11 @@ std::string KeyDimensionText(const models::ModelSpec& resolved);
 // (BOS, string, SEP, string, EOS), 4 * length + 3 for mqar_copy (`length` key-value pairs); nullopt for
 // tasks whose examples are rows of their own (Zoology MQAR, composite, inverse sequence).
 std::optional<int64_t> ExampleTokens(const TaskSpec& task, int length);
+// How many items a model recalls at eval length `length`: a copied string's tokens, MQAR's key-value
+// pairs (the eval scales them with the length at training's density, data/mqar.h: max(1, length * K / T)),
+// mqar_copy's pairs (its length counts them). A linear-attention memory stores one item per key direction,
+// so this is what the key dimension is measured against.
+int RecalledItems(const TaskSpec& task, int length);
 // Token ids of one packed training row (context_len + 1); nullopt for tasks that are not packed.
 std::optional<int64_t> TrainingRowTokens(const TaskSpec& task);
 // The task's training length, the unit its eval lengths are multiples of: copy max_len, mqar seq_len,

@@ -56,5 +56,16 @@ TEST(RoomTest, ExamplesAndRowsInTokenIds) {
   EXPECT_EQ(TrainLength(mqar), 64);
 }
 
+TEST(RoomTest, RecalledItemsAreTokensOrPairs) {
+  EXPECT_EQ(RecalledItems(Task("copy { max_len: 20 context_len: 128 }"), 40), 40);
+  EXPECT_EQ(RecalledItems(Task("mqar_copy { max_kv: 8 context_len: 64 }"), 16), 16);
+  // MQAR keeps training's pairs per token at every length (data/mqar.h): 8 per 64, at least 1.
+  const TaskSpec mqar = Task("mqar { seq_len: 64 num_kv_pairs: 8 }");
+  EXPECT_EQ(RecalledItems(mqar, 64), 8);
+  EXPECT_EQ(RecalledItems(mqar, 128), 16);
+  EXPECT_EQ(RecalledItems(mqar, 100), 12);
+  EXPECT_EQ(RecalledItems(mqar, 4), 1);
+}
+
 }  // namespace
 }  // namespace mimetic::experiments

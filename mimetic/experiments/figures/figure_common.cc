@@ -169,7 +169,11 @@ std::string RoomLine(const std::string& label, const Experiment& e, const models
   std::string line = absl::StrCat(label, ": ", key ? KeyDimensionText(spec) : "softmax attention only");
   if (key) {
     std::vector<std::string> lengths;
-    for (int len : e.eval().lengths()) lengths.push_back(absl::StrCat(len, *key <= len ? " (no room)" : ""));
+    for (int len : e.eval().lengths()) {
+      const int items = RecalledItems(e.task(), len);  // MQAR: its pairs at that length
+      lengths.push_back(absl::StrCat(len, items == len ? "" : absl::StrCat(" (", items, " pairs)"),
+                                     *key <= items ? " (no room)" : ""));
+    }
     absl::StrAppend(&line, " vs lengths ", absl::StrJoin(lengths, ", "));
   }
   int longest = 0;

@@ -37,14 +37,6 @@ std::optional<KeyLayer> SmallestRuledKey(const models::ModelSpec& spec) {
   return smallest;
 }
 
-// How many items a model must recall at eval length `len`: a copied string's tokens, or MQAR's key-value
-// pairs (the eval scales them with the length as training's density, data/mqar.h), which is what a
-// linear-attention memory stores one per key direction.
-int RecalledItems(const TaskSpec& task, int len) {
-  if (!task.has_mqar() || task.mqar().seq_len() <= 0) return len;
-  return std::max<int>(1, static_cast<int64_t>(len) * task.mqar().num_kv_pairs() / task.mqar().seq_len());
-}
-
 // The violations of one resolved grid point; `where` names it.
 std::vector<std::string> PointViolations(const Experiment& e, const PresetRules& rules, bool compared,
                                          const std::string& where) {
