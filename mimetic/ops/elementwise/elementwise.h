@@ -162,6 +162,9 @@ namespace internal {
 // dimension that does not fit.
 absl::StatusOr<core::Shape> BroadcastShapes(const core::Shape& a, const core::Shape& b);
 
+// Row-major element strides of a contiguous tensor of `shape`.
+std::vector<int64_t> ContiguousStrides(const core::Shape& shape);
+
 // Element strides of a contiguous tensor of `shape` when read as `out_shape` (right-aligned;
 // 0 along broadcast dimensions). One entry per dimension of out_shape.
 std::vector<int64_t> BroadcastStrides(const core::Shape& shape, const core::Shape& out_shape);

@@ -39,6 +39,16 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+std::vector<int64_t> ContiguousStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t s = 1;
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
 std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out_shape) {
   const size_t r = out_shape.size();
   std::vector<int64_t> strides(r, 0);

@@ -18,16 +18,6 @@ using core::Shape;
 const char* Bytes(const Tensor& t) { return static_cast<const char*>(t.storage()->data()); }
 char* MutableBytes(const Tensor& t) { return static_cast<char*>(t.storage()->data()); }
 
-std::vector<int64_t> ContiguousStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 // The bytes of one slab inside `axis` (the inner dims) and the outer/axis sizes of t's shape.
 struct Rows {
   int64_t outer, n;
@@ -108,10 +98,10 @@ void TransposeFast(const internal::LoopPlan& plan, const T* x, T* y) {
 absl::Status TransposeOp::ComputeCpu(absl::Span<const Tensor> in, absl::Span<const Tensor> out) const {
   const Shape& os = out[0].shape();
   if (out[0].numel() == 0) return absl::OkStatus();
-  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
+  const std::vector<int64_t> in_strides = internal::ContiguousStrides(in[0].shape());
   std::vector<int64_t> sx(os.size());
   for (size_t d = 0; d < os.size(); ++d) sx[d] = in_strides[perm_[d]];
-  const internal::LoopPlan plan = internal::MakeLoopPlan(os, {sx, ContiguousStrides(os)});
+  const internal::LoopPlan plan = internal::MakeLoopPlan(os, {sx, internal::ContiguousStrides(os)});
   internal::DispatchDType(in[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
     TransposeFast<T>(plan, in[0].data<T>(), out[0].mutable_data<T>());

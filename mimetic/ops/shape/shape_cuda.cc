@@ -23,16 +23,6 @@ namespace k = ::mimetic::ops::cuda_kernels;
 using core::Shape;
 using core::Tensor;
 
-std::vector<int64_t> ContiguousStrides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 absl::Status TooManyDims(const core::Op& op, size_t dims) {
   return absl::UnimplementedError(
       absl::StrCat(op.name(), " collapses to ", dims, " dims; the CUDA kernels support ", k::kMaxCopyDims));
@@ -45,11 +35,11 @@ absl::Status LaunchTranspose(const core::Op& op, const core::ExecContext& ctx, a
   const Shape& os = out[0].shape();
   if (out[0].numel() == 0) return absl::OkStatus();
   const std::vector<int>& perm = transpose.perm();
-  const std::vector<int64_t> in_strides = ContiguousStrides(in[0].shape());
+  const std::vector<int64_t> in_strides = internal::ContiguousStrides(in[0].shape());
   std::vector<int64_t> sx(os.size());
   for (size_t d = 0; d < os.size(); ++d) sx[d] = in_strides[perm[d]];
   // Operand 0: x's strides in output order; operand 1: the (contiguous) output. As the CPU path.
-  const internal::LoopPlan loop = internal::MakeLoopPlan(os, {sx, ContiguousStrides(os)});
+  const internal::LoopPlan loop = internal::MakeLoopPlan(os, {sx, internal::ContiguousStrides(os)});
   const int nd = static_cast<int>(loop.dims.size());
   if (nd > k::kMaxCopyDims) return TooManyDims(op, loop.dims.size());
   const std::vector<int64_t>& lsx = loop.strides[0];
