@@ -108,6 +108,12 @@ const CheckpointInit& CheckpointOf(const InitTransform& t) {
   return t.transfer_from_attention();
 }
 
+CheckpointInit* MutableCheckpointOf(InitTransform* t) {
+  if (t->has_pretrained()) return t->mutable_pretrained();
+  if (t->has_transplant()) return t->mutable_transplant();
+  return t->mutable_transfer_from_attention();
+}
+
 absl::StatusOr<models::ModelSpec> CheckpointSpec(const CheckpointInit& c) {
   if (c.has_name() == c.has_model()) {
     return absl::InvalidArgumentError(absl::StrCat(

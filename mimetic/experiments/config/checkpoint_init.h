@@ -31,6 +31,7 @@ namespace mimetic::experiments {
 // Whether the entry is one of the checkpoint kinds, and its CheckpointInit (only when it is).
 bool IsCheckpointKind(const InitTransform& t);
 const CheckpointInit& CheckpointOf(const InitTransform& t);
+CheckpointInit* MutableCheckpointOf(InitTransform* t);
 
 // The checkpoint's resolved spec: the published `name`'s or `model`. InvalidArgument unless exactly one
 // is given (a `teacher` entry gets its model from the figure that trains the teacher).

@@ -124,6 +124,33 @@ TEST(FigureTest, SavedResultsAreJudgedAgainToTheSameClaimsWithoutCheckpoints) {
   EXPECT_THAT(Read(again_out + ".log"), HasSubstr("skipped: fig9: no saved results at"));
 }
 
+// Fig. 10 trains a stand-in teacher first: its saved results keep the teacher's sweep, result and weights
+// (not its checkpoints), and --from_results draws and judges them elsewhere to the same claims, byte for byte
+// (the teacher's weights count by their place in the run directory, not their absolute path).
+TEST(FigureTest, AFigureWithAStandInTeacherIsJudgedAgainFromSavedResults) {
+  const std::string out = ::testing::TempDir() + "/teacher_run",
+                    checkout = ::testing::TempDir() + "/t_checkout";
+  const std::string fig = Root() + "/mimetic/experiments/figure --figure=fig10 --preset=smoke ";
+  const std::string run =
+      fig + "--output_dir=" + out + " --save_results --results_root=" + checkout + " > " + out + ".log 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0) << Read(out + ".log");
+  const fs::path saved = fs::path(checkout) / "mimetic/experiments/figures/fig10/results/smoke";
+  EXPECT_TRUE(fs::exists(saved / "teacher/sweep.textproto"));
+  EXPECT_TRUE(fs::exists(saved / "teacher/points/pretrain/seed1/result.textproto"));
+  EXPECT_TRUE(fs::exists(saved / "teacher/teacher.safetensors"));
+  EXPECT_FALSE(fs::exists(saved / "teacher/points/pretrain/seed1/checkpoints"));
+  EXPECT_THAT(Read(saved / "claims.md"),
+              HasSubstr("weights: teacher/teacher.safetensors in the run directory"));
+
+  const std::string again_out = ::testing::TempDir() + "/teacher_from_saved";
+  const std::string again = fig + "--output_dir=" + again_out + " --from_results --results_root=" + checkout +
+                            " > " + again_out + ".log 2>&1";
+  ASSERT_EQ(std::system(again.c_str()), 0) << Read(again_out + ".log");
+  const fs::path judged = fs::path(again_out) / "from_results/fig10_smoke";
+  EXPECT_EQ(Read(judged / "claims.md"), Read(fs::path(out) / "fig10_smoke/claims.md"));
+  EXPECT_EQ(Read(judged / "claims.json"), Read(fs::path(out) / "fig10_smoke/claims.json"));
+}
+
 // The paper's stated settings (its §5 and the figure captions; the settings it leaves open are the
 // project's documented defaults), compared field by field with each paper preset.
 struct PaperSettings {

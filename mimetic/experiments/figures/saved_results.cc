@@ -18,9 +18,11 @@ namespace fs = std::filesystem;
 // Written into a restored run directory: it may be replaced by the next restore.
 constexpr char kRestoredMarker[] = ".restored_from_results";
 
-// The run directory's own files that are kept; the first two are required.
-constexpr const char* kTopFiles[] = {"sweep.textproto", "claims.md", "claims.json", "summary.csv",
-                                     "figure.png"};
+// The run directory's own files that are kept; the first two are required. A stand-in teacher's run
+// directory (teacher.h) has its final weights besides: the sweep's teacher entries read them, so the sweep
+// validates (and --aggregate runs) only with the file there (Fig. 10's are 663 KB).
+constexpr const char* kTopFiles[] = {"sweep.textproto", "claims.md",  "claims.json",
+                                     "summary.csv",     "figure.png", "teacher.safetensors"};
 
 // A point's files that are kept (its checkpoints, logs and TensorBoard files are not).
 bool KeptPointFile(const fs::path& p) {
@@ -56,6 +58,23 @@ absl::Status CopyPoints(const fs::path& from, const fs::path& to) {
     RETURN_IF_ERROR(CopyOne(it->path(), to / fs::relative(it->path(), from)));
   }
   if (ec) return Error("cannot list", from / "points", ec);
+  return absl::OkStatus();
+}
+
+// Copies a run directory's kept files (kTopFiles present, each point's) and those of the run directories
+// inside it (a folder with a sweep.textproto: the stand-in teacher of Figs. 10 and 11, teacher.h, whose
+// sweep, result and weights --aggregate reads).
+absl::Status CopyKept(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  for (const char* f : kTopFiles) {
+    if (fs::is_regular_file(from / f, ec)) RETURN_IF_ERROR(CopyOne(from / f, to / f));
+  }
+  RETURN_IF_ERROR(CopyPoints(from, to));
+  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == "points" || !fs::is_regular_file(it->path() / "sweep.textproto")) continue;
+    RETURN_IF_ERROR(CopyKept(it->path(), to / it->path().filename()));
+  }
+  if (ec) return Error("cannot list", from, ec);
   return absl::OkStatus();
 }
 
@@ -118,10 +137,7 @@ absl::Status SaveResults(const std::string& run_dir, const std::string& dest, co
   }
   const fs::path staging = to.string() + ".saving";
   fs::remove_all(staging, ec);
-  for (const char* f : kTopFiles) {
-    if (fs::is_regular_file(from / f, ec)) RETURN_IF_ERROR(CopyOne(from / f, staging / f));
-  }
-  RETURN_IF_ERROR(CopyPoints(from, staging));
+  RETURN_IF_ERROR(CopyKept(from, staging));
   RETURN_IF_ERROR(core::WriteTextFile((staging / "run.md").string(), run_md));
   // The old results are replaced only now that the new ones are complete.
   fs::remove_all(to, ec);
@@ -146,10 +162,7 @@ absl::Status RestoreResults(const std::string& results, const std::string& run_d
     fs::remove_all(to, ec);
     if (ec) return Error("cannot replace", to, ec);
   }
-  for (const char* f : kTopFiles) {
-    if (fs::is_regular_file(from / f, ec)) RETURN_IF_ERROR(CopyOne(from / f, to / f));
-  }
-  RETURN_IF_ERROR(CopyPoints(from, to));
+  RETURN_IF_ERROR(CopyKept(from, to));
   return core::WriteTextFile((to / kRestoredMarker).string(), results + "\n");
 }
 

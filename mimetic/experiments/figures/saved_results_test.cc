@@ -93,6 +93,31 @@ TEST(SavedResultsTest, RestoresIntoARunDirectoryAndNeverOverwritesARealRun) {
   EXPECT_THAT(none.message(), HasSubstr("run the figure with --save_results"));
 }
 
+// A stand-in teacher's run directory inside the figure's (Figs. 10, 11) is kept as a run directory is, with
+// its final weights but no checkpoints, and restored with the rest; a folder that is no run directory is not.
+TEST(SavedResultsTest, KeepsARunDirectoryInsideTheRunWithItsWeights) {
+  const std::string run = FakeRun("run_t"), dest = Fresh("checkout_t") + "/results/cpu";
+  const fs::path teacher = fs::path(run) / "teacher";
+  Put(teacher / "sweep.textproto", "name: \"teacher\"");
+  Put(teacher / "summary.csv", "variant");
+  Put(teacher / "teacher.safetensors", "weights");
+  Put(teacher / "points/mimetic/seed1/result.textproto", "steps: 3");
+  Put(teacher / "points/mimetic/seed1/checkpoints/step_00000003.safetensors", "weights");
+  Put(fs::path(run) / "plots/loss.png", "png");
+  ASSERT_TRUE(SaveResults(run, dest, "how").ok());
+  const std::set<std::string> kept = Files(dest);
+  EXPECT_TRUE(kept.count("teacher/sweep.textproto"));
+  EXPECT_TRUE(kept.count("teacher/summary.csv"));
+  EXPECT_TRUE(kept.count("teacher/points/mimetic/seed1/result.textproto"));
+  EXPECT_TRUE(kept.count("teacher/teacher.safetensors"));
+  EXPECT_FALSE(kept.count("teacher/points/mimetic/seed1/checkpoints/step_00000003.safetensors"));
+  EXPECT_FALSE(kept.count("plots/loss.png"));
+  const std::string restored = Fresh("restored_t");
+  ASSERT_TRUE(RestoreResults(dest, restored).ok());
+  EXPECT_EQ(core::ReadTextFile(restored + "/teacher/points/mimetic/seed1/result.textproto").value(),
+            "steps: 3");
+}
+
 TEST(SavedResultsTest, RunMarkdownSaysHowTheResultsWereMade) {
   RunRecord r;
   r.figure = "fig1";

@@ -13,6 +13,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
+#include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/config/memory_estimate.h"
 #include "mimetic/experiments/render/plots.h"
@@ -60,12 +61,24 @@ std::vector<std::string> PointFlags(const RunOptions& options) {
 // fields are), and the device: CPU and CUDA train the same function, so a sweep run on a GPU is judged
 // (--aggregate, figure --from_results) under the same preset on a machine without one. A point directory
 // still holds one device's run (TrainedState keeps it): a trajectory is not resumed on another device.
+// A checkpoint the run directory holds itself (a stand-in teacher's weights, teacher.h) counts by its path
+// inside the directory, so that a run directory moved or restored elsewhere (figure --from_results) is
+// the same experiment.
 Experiment RunIdentity(const Experiment& e) {
   Experiment id = TrainedState(e);
   id.clear_device();
   id.clear_seeds();
   id.mutable_sweep()->clear_select_length();
   if (id.has_teacher()) *id.mutable_teacher() = TrainedState(id.teacher());
+  const fs::path run_dir = (fs::path(e.output_dir()) / e.name()).lexically_normal();
+  for (Variant& v : *id.mutable_variants()) {
+    for (InitTransform& t : *v.mutable_init()) {
+      if (!IsCheckpointKind(t)) continue;
+      CheckpointInit* c = MutableCheckpointOf(&t);
+      const fs::path inside = fs::path(c->path()).lexically_normal().lexically_relative(run_dir);
+      if (!inside.empty() && *inside.begin() != "..") c->set_path(inside.string());
+    }
+  }
   return id;
 }
 

@@ -17,6 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr char kTeacherFile[] = "teacher.safetensors";
+
 // "2 x attention, d_model 64" from a resolved spec.
 std::string ModelLine(const models::ModelSpec& spec) {
   std::string kinds;
@@ -28,8 +30,7 @@ std::string ModelLine(const models::ModelSpec& spec) {
   return absl::StrCat(spec.layers_size(), "-layer ", kinds, ", d_model ", spec.d_model());
 }
 
-std::string Describe(const Experiment& t, const models::ModelSpec& spec, const RunResult& r,
-                     const std::string& file) {
+std::string Describe(const Experiment& t, const models::ModelSpec& spec, const RunResult& r) {
   std::string init;
   for (const InitTransform& i : t.variants(0).init())
     absl::StrAppend(&init, init.empty() ? "" : ", ", OneLineText(i));
@@ -44,7 +45,7 @@ std::string Describe(const Experiment& t, const models::ModelSpec& spec, const R
       ModelLine(spec), " model, init ", init.empty() ? "mamba_ssm's default" : init, ", trained ",
       r.result.steps(), " steps (batch ", t.train().batch_size(), ", lr ", t.train().lr(), ", seed ",
       t.seeds(0), ") on ", OneLineText(t.task()), "; final exact accuracy ", acc.empty() ? "n/a" : acc,
-      "; weights: ", file);
+      "; weights: ", t.name(), "/", kTeacherFile, " in the run directory");
 }
 
 }  // namespace
@@ -74,28 +75,31 @@ absl::StatusOr<PreparedTeacher> PrepareTeacher(const Experiment& experiment, con
                      " has not finished training; running the same command again resumes it"));
   }
   const RunResult& r = summary.runs[0];
-  // The final weights: the point's model structure, filled from its latest checkpoint.
   ASSIGN_OR_RETURN(Experiment point, PointExperiment(t, r.point));
   ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(point.variants(0)));
   ASSIGN_OR_RETURN(init::Model model, init::MakeModel(VariantModel(point, point.variants(0)), transform,
                                                       core::Key::FromSeed(r.point.seed)));
-  const fs::path ckpts = fs::path(summary.run_dir) / r.point.dir / "checkpoints";
-  ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(ckpts.string(), model.params));
-  out.file = (fs::path(summary.run_dir) / "teacher.safetensors").string();
-  RETURN_IF_ERROR(init::WriteMambaCheckpoint(
-      out.file, ckpt.state.params,
-      {{"source", absl::StrCat("teacher of ", experiment.name(), ", trained by mimetic")},
-       {"step", absl::StrCat(ckpt.state.step)}}));
-  out.description = Describe(t, model.spec, r, out.file);
+  out.file = (fs::path(summary.run_dir) / kTeacherFile).string();
+  // Drawing and judging (--aggregate) reuses the weights written when the teacher finished: saved results
+  // (saved_results.h) keep them but not the checkpoints.
+  std::error_code ec;
+  if (!options.aggregate_only || !fs::is_regular_file(out.file, ec)) {
+    // The final weights: the point's model structure, filled from its latest checkpoint.
+    const fs::path ckpts = fs::path(summary.run_dir) / r.point.dir / "checkpoints";
+    ASSIGN_OR_RETURN(train::LoadedCheckpoint ckpt, train::LoadLatestCheckpoint(ckpts.string(), model.params));
+    RETURN_IF_ERROR(init::WriteMambaCheckpoint(
+        out.file, ckpt.state.params,
+        {{"source", absl::StrCat("teacher of ", experiment.name(), ", trained by mimetic")},
+         {"step", absl::StrCat(ckpt.state.step)}}));
+  }
+  out.description = Describe(t, model.spec, r);
   out.run = r;
   for (const InitTransform& i : t.variants(0).init()) out.from_mimetic_init |= i.has_mimetic();
   out.experiment.clear_teacher();
   for (Variant& v : *out.experiment.mutable_variants()) {
     for (InitTransform& i : *v.mutable_init()) {
       if (!IsCheckpointKind(i) || !CheckpointOf(i).teacher()) continue;
-      CheckpointInit* c = i.has_pretrained()   ? i.mutable_pretrained()
-                          : i.has_transplant() ? i.mutable_transplant()
-                                               : i.mutable_transfer_from_attention();
+      CheckpointInit* c = MutableCheckpointOf(&i);
       c->set_teacher(false);
       c->set_path(out.file);
       *c->mutable_model() = model.spec;

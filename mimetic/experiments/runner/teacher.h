@@ -2,6 +2,8 @@
 // ordinary resumable run in <output_dir>/<name>/teacher, whose final weights are written as
 // teacher.safetensors there in mamba_ssm names (init::WriteMambaCheckpoint, as the from_checkpoint
 // example writes its teacher); every init entry with `teacher: true` is then rewritten to read that file.
+// Under --aggregate (options.aggregate_only) nothing trains and weights written earlier are reused, so
+// restored results (figure --from_results), which keep the weights but no checkpoints, are judged again.
 // It stands in for a pretrained checkpoint these machines cannot download (paper §6, Figs. 10-11) and is
 // the attention teacher of the transfer experiment.
 //

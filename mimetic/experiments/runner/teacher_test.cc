@@ -55,7 +55,7 @@ TEST(TeacherTest, TrainsTheTeacherWritesItsFileAndPointsTheEntriesAtIt) {
   EXPECT_FALSE(t->experiment.has_teacher());
   EXPECT_THAT(t->description, AllOf(HasSubstr("stand-in teacher that this target trained itself"),
                                     HasSubstr("2-layer mamba2, d_model 16"), HasSubstr("trained 3 steps"),
-                                    HasSubstr(t->file)));
+                                    HasSubstr("weights: teacher/teacher.safetensors in the run directory")));
   for (const Variant& v : t->experiment.variants()) {
     const CheckpointInit& c = v.init(0).has_pretrained() ? v.init(0).pretrained() : v.init(0).transplant();
     EXPECT_FALSE(c.teacher());
@@ -89,6 +89,26 @@ TEST(TeacherTest, TrainsTheTeacherWritesItsFileAndPointsTheEntriesAtIt) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->experiment.SerializeAsString(), t->experiment.SerializeAsString());
   EXPECT_THAT(progress.str(), ::testing::Not(HasSubstr("eval step 3")));
+}
+
+// --aggregate reuses the weights written when the teacher finished: with its checkpoints gone (as in restored
+// saved results), the experiment is rewritten as before and the file is left as it was.
+TEST(TeacherTest, AggregatingReusesTheWeightsWithoutCheckpoints) {
+  const std::string dir = (fs::path(std::getenv("TEST_TMPDIR")) / "aggregate").string();
+  std::ostringstream progress;
+  RunOptions options;
+  options.progress = &progress;
+  options.plots = false;
+  absl::StatusOr<PreparedTeacher> trained = PrepareTeacher(TwoStage(dir), options);
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  fs::remove_all(dir + "/two_stage/teacher/points/mimetic/seed1/checkpoints");
+  const fs::file_time_type written = fs::last_write_time(trained->file);
+  options.aggregate_only = true;
+  absl::StatusOr<PreparedTeacher> judged = PrepareTeacher(TwoStage(dir), options);
+  ASSERT_TRUE(judged.ok()) << judged.status();
+  EXPECT_EQ(judged->experiment.SerializeAsString(), trained->experiment.SerializeAsString());
+  EXPECT_EQ(judged->description, trained->description);
+  EXPECT_EQ(fs::last_write_time(judged->file), written);
 }
 
 TEST(TeacherTest, AnUnfinishedTeacherStopsBeforeTheSweep) {
