@@ -33,6 +33,13 @@ std::optional<int> MinKeyDimension(const models::ModelSpec& spec) {
   return smallest;
 }
 
+std::optional<int> RecallKeyLimit(const models::ModelSpec& spec) {
+  for (const models::LayerSpec& l : spec.layers()) {
+    if (l.has_attention()) return std::nullopt;
+  }
+  return MinKeyDimension(spec);
+}
+
 std::string KeyDimensionText(const models::ModelSpec& spec) {
   const std::optional<int> smallest = MinKeyDimension(spec);
   if (!smallest) return "";

@@ -26,6 +26,10 @@ namespace mimetic::experiments {
 std::optional<int> KeyDimension(const models::ModelSpec& resolved, int layer);
 // The smallest key dimension over the layers that have one; nullopt when none has (all attention).
 std::optional<int> MinKeyDimension(const models::ModelSpec& resolved);
+// The key dimension that limits what the model can recall: MinKeyDimension for a stack of Mamba and
+// linear-attention layers; nullopt for a model with a softmax-attention layer, whose exact lookup copies
+// without that limit (Fig. 2's hybrid copies with its attention layer, whatever its Mamba layers' N).
+std::optional<int> RecallKeyLimit(const models::ModelSpec& resolved);
 // "Mamba 2 key min(N 32, D 64) = 32" for the layer with the smallest key dimension; "" when none has one.
 std::string KeyDimensionText(const models::ModelSpec& resolved);
 

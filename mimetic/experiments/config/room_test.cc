@@ -38,6 +38,11 @@ TEST(RoomTest, KeyDimensionIsCappedByTheLayersInputWidth) {
   EXPECT_EQ(MinKeyDimension(spec), 32);
   EXPECT_EQ(KeyDimensionText(spec), "Mamba 2 key min(N 32, D 64) = 32");
   EXPECT_EQ(MinKeyDimension(Spec("d_model: 8 layers { attention { num_heads: 1 } }")), std::nullopt);
+  // A softmax-attention layer lifts the limit: the model can copy with it.
+  EXPECT_EQ(RecallKeyLimit(spec), std::nullopt);
+  models::ModelSpec without_attention = spec;
+  without_attention.mutable_layers()->RemoveLast();
+  EXPECT_EQ(RecallKeyLimit(without_attention), 32);
   EXPECT_EQ(KeyDimensionText(Spec("d_model: 8 layers { attention { num_heads: 1 } }")), "");
 }
 

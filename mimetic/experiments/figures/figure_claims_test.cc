@@ -1,6 +1,7 @@
 // Claims of the sweep figures on synthetic results over the real grid of their smoke presets: Fig. 3's
 // factorial effects (and its fallback to the training length when nothing generalises to 2x), Fig. 7's
 // state-size comparisons.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -509,6 +510,50 @@ TEST(FigureClaimsTest, AVerdictReadWhereTheKeyDimensionIsAtMostTheLengthSaysSo) 
   std::vector<Claim> one = {at6};
   MarkNoRoom(run, &one);
   EXPECT_EQ(one[0].measured, "m");
+}
+
+// Fig. 2's hybrid copies with its softmax-attention layer, so its Mamba layers' key dimension does not
+// limit it: only the plain Mamba 2 model lacks room at 2L = 12.
+TEST(FigureClaimsTest, AModelWithSoftmaxAttentionHasRoom) {
+  FigureRun run = SyntheticRun("fig2", [](const GridPoint&, int) { return 0.5; });
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  const std::vector<std::string> room = RoomLines(run);
+  ASSERT_EQ(room.size(), 2u);
+  EXPECT_THAT(room[0], ::testing::HasSubstr(
+                           "hybrid: Mamba 2 key min(N 8, D 16) = 8, and softmax attention (no key limit);"));
+  EXPECT_THAT(room[1], ::testing::HasSubstr("vs lengths 6, 12 (no room)"));
+  std::vector<Claim> at12 = {Claim{"x.at12", "", "m", Verdict::kReproduced, "hybrid exact@12 >= 0.95"}};
+  MarkNoRoom(run, &at12);
+  EXPECT_EQ(at12[0].measured, "m [no room for some models: key dimension 8 <= the length read, 12]");
+  // Without the plain model, every model has room.
+  std::vector<RunResult>& runs = run.summary.runs;
+  runs.erase(std::remove_if(runs.begin(), runs.end(),
+                            [](const RunResult& r) { return r.point.variant != "hybrid"; }),
+             runs.end());
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  at12[0].measured = "m";
+  MarkNoRoom(run, &at12);
+  EXPECT_EQ(at12[0].measured, "m");
+}
+
+// MQAR recalls pairs, not tokens: Fig. 4's smoke MQAR (T 8, 2 pairs) read at 16 asks the key dimension 8
+// for 4 pairs (room), read at 64 for 16 (no room).
+TEST(FigureClaimsTest, MqarIsShortOfRoomByItsPairs) {
+  FigureRun run = SyntheticRun("fig4", [](const GridPoint&, int) { return 0.5; });
+  std::vector<RunResult>& runs = run.summary.runs;
+  runs.erase(std::remove_if(runs.begin(), runs.end(),
+                            [](const RunResult& r) {
+                              return AxisOf(r.point, "task") != "mqar" ||
+                                     r.point.variant == "attention_layer4";
+                            }),
+             runs.end());
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  std::vector<Claim> c = {Claim{"x.at16", "", "m", Verdict::kReproduced, "per-query@16 >= 0.9"},
+                          Claim{"x.at64", "", "m", Verdict::kReproduced, "per-query@64 >= 0.9"}};
+  MarkNoRoom(run, &c);
+  EXPECT_EQ(c[0].measured, "m");
+  EXPECT_EQ(c[1].measured,
+            "m [no room: every model's key dimension (at most 8) is <= the 16 pairs read at 64]");
 }
 
 // The scaling target's smoke grid: widths 16, 32 (N 8, key 8 and 8), L 3 and 4, read at L and 2L.

@@ -165,14 +165,15 @@ namespace {
 
 // The room line of one point experiment (one variant) and its resolved model.
 std::string RoomLine(const std::string& label, const Experiment& e, const models::ModelSpec& spec) {
-  const std::optional<int> key = MinKeyDimension(spec);
+  const std::optional<int> key = MinKeyDimension(spec), limit = RecallKeyLimit(spec);
   std::string line = absl::StrCat(label, ": ", key ? KeyDimensionText(spec) : "softmax attention only");
-  if (key) {
+  if (key && !limit) absl::StrAppend(&line, ", and softmax attention (no key limit)");
+  if (limit) {
     std::vector<std::string> lengths;
     for (int len : e.eval().lengths()) {
       const int items = RecalledItems(e.task(), len);  // MQAR: its pairs at that length
       lengths.push_back(absl::StrCat(len, items == len ? "" : absl::StrCat(" (", items, " pairs)"),
-                                     *key <= items ? " (no room)" : ""));
+                                     *limit <= items ? " (no room)" : ""));
     }
     absl::StrAppend(&line, " vs lengths ", absl::StrJoin(lengths, ", "));
   }
@@ -221,23 +222,33 @@ int LongestReading(const std::string& how) {
 }  // namespace
 
 void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims) {
-  std::optional<int> smallest, largest;  // over the run's models that have a key dimension
+  std::vector<ResolvedGroup> groups;
   for (const Group& g : run.summary.aggregate.groups) {
-    const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
-    const std::optional<int> key = r ? MinKeyDimension(r->spec) : std::nullopt;
-    if (!key) continue;
-    smallest = std::min(smallest.value_or(*key), *key);
-    largest = std::max(largest.value_or(*key), *key);
+    if (std::optional<ResolvedGroup> r = ResolveGroup(run, g)) groups.push_back(*std::move(r));
   }
-  if (!smallest) return;
   for (Claim& c : *claims) {
     const int read = LongestReading(c.how);
-    if (read == 0 || *smallest > read) continue;
-    absl::StrAppend(&c.measured, *largest <= read
-                                     ? absl::StrCat(" [no room: every model's key dimension (at most ",
-                                                    *largest, ") is <= the length read, ", read, "]")
-                                     : absl::StrCat(" [no room for some models: key dimension ", *smallest,
-                                                    " <= the length read, ", read, "]"));
+    if (read == 0) continue;
+    // The models without room at that reading: key limit <= what they recall there (MQAR: its pairs).
+    int lacking = 0, smallest = 0, largest = 0, items = 0;
+    for (const ResolvedGroup& r : groups) {
+      const std::optional<int> limit = RecallKeyLimit(r.spec);
+      const int recalled = RecalledItems(r.experiment.task(), read);
+      if (!limit || *limit > recalled) continue;
+      if (lacking++ == 0 || *limit < smallest) {
+        smallest = *limit;
+        items = recalled;
+      }
+      largest = std::max(largest, *limit);
+    }
+    if (lacking == 0) continue;
+    const std::string what = items == read ? absl::StrCat("the length read, ", read)
+                                           : absl::StrCat("the ", items, " pairs read at ", read);
+    absl::StrAppend(
+        &c.measured,
+        lacking == static_cast<int>(groups.size())
+            ? absl::StrCat(" [no room: every model's key dimension (at most ", largest, ") is <= ", what, "]")
+            : absl::StrCat(" [no room for some models: key dimension ", smallest, " <= ", what, "]"));
   }
 }
 

@@ -88,9 +88,10 @@ std::optional<ResolvedGroup> ResolveGroup(const FigureRun& run, const Group& g);
 std::vector<std::string> RoomLines(const FigureRun& run);
 
 // Says next to each verdict read where a model has no room: a claim whose rule reads a length L
-// ("exact@L" in its `how`; the longest when several) gets "[no room: ...]" appended to `measured` when
-// the smallest key dimension among the run's models is <= L ("for some models" unless every model's
-// is). Claims with no "@" reading, and runs without a Mamba or linear-attention model, are left alone.
+// ("exact@L" in its `how`; the longest when several) gets "[no room: ...]" appended to `measured` when a
+// model's recall key limit (RecallKeyLimit: none for a model with a softmax-attention layer) is <= what
+// it recalls at L (RecalledItems: the string's tokens, MQAR's pairs); "for some models" unless every
+// model lacks room. Claims with no "@" reading, and runs where every model has room, are left alone.
 void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
