@@ -30,24 +30,17 @@ Experiment OnGpu(const std::string& dir, int steps) {
   return e;
 }
 
-RunOptions Quiet(std::ostream* sink) {
-  RunOptions o;
-  o.progress = sink;
-  o.plots = false;
-  return o;
-}
-
 TEST(RunnerCudaTest, AStoppedGpuRunResumesOnTheGpuWithTheUninterruptedLosses) {
   if (core::GetCudaMemoryHooks().allocate == nullptr) {
     GTEST_SKIP() << "no usable GPU: " << core::CudaBackendStatus();
   }
   const std::string full = ::testing::TempDir() + "/gpu_full", part = ::testing::TempDir() + "/gpu_part";
   std::ostringstream sink;
-  ExperimentSummary uninterrupted = RunExperiment(OnGpu(full, 12), Quiet(&sink)).value();
-  RunOptions interrupted = Quiet(&sink);
+  ExperimentSummary uninterrupted = RunExperiment(OnGpu(full, 12), QuietRunOptions(&sink)).value();
+  RunOptions interrupted = QuietRunOptions(&sink);
   interrupted.step_budget = 7;  // checkpoints at steps 4 and 7
   ExperimentSummary first = RunExperiment(OnGpu(part, 12), interrupted).value();
-  absl::StatusOr<ExperimentSummary> resumed = RunExperiment(OnGpu(part, 12), Quiet(&sink));
+  absl::StatusOr<ExperimentSummary> resumed = RunExperiment(OnGpu(part, 12), QuietRunOptions(&sink));
   ASSERT_TRUE(resumed.ok()) << resumed.status() << "\n" << sink.str();
   EXPECT_THAT(sink.str(), HasSubstr("resuming from step 7"));
   for (size_t i = 0; i < uninterrupted.runs.size(); ++i) {

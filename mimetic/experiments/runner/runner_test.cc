@@ -37,20 +37,13 @@ std::string Read(const fs::path& p) {
   return s.str();
 }
 
-RunOptions Quiet(std::ostream* sink) {
-  RunOptions o;
-  o.progress = sink;
-  o.plots = false;
-  return o;
-}
-
 TEST(RunnerTest, WritesEveryOutputAndTheSameSeedGivesIdenticalMetrics) {
   const std::string a = ::testing::TempDir() + "/run_a", b = ::testing::TempDir() + "/run_b";
   std::ostringstream log_a, log_b;
-  RunOptions oa = Quiet(&log_a);
+  RunOptions oa = QuietRunOptions(&log_a);
   oa.plots = true;
   ExperimentSummary sa = RunExperiment(Small(a, 12), oa).value();
-  ExperimentSummary sb = RunExperiment(Small(b, 12), Quiet(&log_b)).value();
+  ExperimentSummary sb = RunExperiment(Small(b, 12), QuietRunOptions(&log_b)).value();
   ASSERT_EQ(sa.runs.size(), 2u);
   for (size_t i = 0; i < sa.runs.size(); ++i) {
     EXPECT_TRUE(sa.runs[i].finished);
@@ -91,9 +84,9 @@ TEST(RunnerTest, EvalTaskIsWhatEvaluationSamplesFrom) {
   *same.mutable_eval()->mutable_task() = same.task();
   Experiment other = Small(::testing::TempDir() + "/eval_other", 12);
   other.mutable_eval()->mutable_task()->mutable_copy()->set_vocab(2);
-  ExperimentSummary sp = RunExperiment(plain, Quiet(&sink)).value();
-  ExperimentSummary ss = RunExperiment(same, Quiet(&sink)).value();
-  ExperimentSummary so = RunExperiment(other, Quiet(&sink)).value();
+  ExperimentSummary sp = RunExperiment(plain, QuietRunOptions(&sink)).value();
+  ExperimentSummary ss = RunExperiment(same, QuietRunOptions(&sink)).value();
+  ExperimentSummary so = RunExperiment(other, QuietRunOptions(&sink)).value();
   ASSERT_EQ(sp.runs.size(), 2u);
   bool any_differs = false;
   for (size_t i = 0; i < sp.runs.size(); ++i) {
@@ -110,14 +103,14 @@ TEST(RunnerTest, EvalTaskIsWhatEvaluationSamplesFrom) {
 TEST(RunnerTest, ResumeContinuesWithBitIdenticalLossesAndKeepsTheWholeCurve) {
   const std::string full = ::testing::TempDir() + "/full", part = ::testing::TempDir() + "/part";
   std::ostringstream sink;
-  ExperimentSummary uninterrupted = RunExperiment(Small(full, 12), Quiet(&sink)).value();
+  ExperimentSummary uninterrupted = RunExperiment(Small(full, 12), QuietRunOptions(&sink)).value();
   // Interrupt after 7 steps (checkpoints at 4 and 7), then run again: it resumes from step 7.
-  RunOptions interrupted = Quiet(&sink);
+  RunOptions interrupted = QuietRunOptions(&sink);
   interrupted.step_budget = 7;
   ExperimentSummary first = RunExperiment(Small(part, 12), interrupted).value();
   EXPECT_FALSE(first.runs[0].finished);
   EXPECT_THAT(first.table, HasSubstr("Not finished (2)"));
-  ExperimentSummary resumed = RunExperiment(Small(part, 12), Quiet(&sink)).value();
+  ExperimentSummary resumed = RunExperiment(Small(part, 12), QuietRunOptions(&sink)).value();
   for (size_t i = 0; i < uninterrupted.runs.size(); ++i) {
     std::vector<double> stitched = first.runs[i].losses;
     stitched.insert(stitched.end(), resumed.runs[i].losses.begin(), resumed.runs[i].losses.end());
@@ -132,7 +125,7 @@ TEST(RunnerTest, ResumeContinuesWithBitIdenticalLossesAndKeepsTheWholeCurve) {
   }
   EXPECT_THAT(sink.str(), HasSubstr("resuming from step 7"));
   // A third run finds every point finished and trains nothing.
-  ExperimentSummary again = RunExperiment(Small(part, 12), Quiet(&sink)).value();
+  ExperimentSummary again = RunExperiment(Small(part, 12), QuietRunOptions(&sink)).value();
   EXPECT_TRUE(again.runs[0].finished);
   EXPECT_TRUE(again.runs[0].losses.empty());
 }
@@ -140,19 +133,19 @@ TEST(RunnerTest, ResumeContinuesWithBitIdenticalLossesAndKeepsTheWholeCurve) {
 TEST(RunnerTest, ResumingIntoADirectoryOfAnotherExperimentIsRefused) {
   const std::string dir = ::testing::TempDir() + "/other";
   std::ostringstream sink;
-  ASSERT_TRUE(RunExperiment(Small(dir, 4), Quiet(&sink)).ok());
+  ASSERT_TRUE(RunExperiment(Small(dir, 4), QuietRunOptions(&sink)).ok());
   Experiment changed = Small(dir, 4);
   changed.mutable_train()->set_lr(5e-4);
-  EXPECT_THAT(RunExperiment(changed, Quiet(&sink)).status().message(),
+  EXPECT_THAT(RunExperiment(changed, QuietRunOptions(&sink)).status().message(),
               HasSubstr("holds a different experiment"));
   // More steps change the learning-rate schedule, so they are a different experiment too.
-  EXPECT_THAT(RunExperiment(Small(dir, 6), Quiet(&sink)).status().message(),
+  EXPECT_THAT(RunExperiment(Small(dir, 6), QuietRunOptions(&sink)).status().message(),
               HasSubstr("different experiment"));
   // Evaluation settings do not change the trained state: a rerun with other eval lengths is fine.
   Experiment more_eval = Small(dir, 4);
   more_eval.mutable_eval()->add_lengths(18);
   more_eval.mutable_eval()->set_allow_longer_than_training_rows(true);
-  EXPECT_TRUE(RunExperiment(more_eval, Quiet(&sink)).ok());
+  EXPECT_TRUE(RunExperiment(more_eval, QuietRunOptions(&sink)).ok());
 }
 
 TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
@@ -160,18 +153,18 @@ TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
   // refuses it; the run directory must, or the first experiment's summary is replaced (issue 30, item 5).
   const std::string dir = ::testing::TempDir() + "/one_experiment";
   std::ostringstream sink;
-  ASSERT_TRUE(RunExperiment(Small(dir, 4), Quiet(&sink)).ok());
+  ASSERT_TRUE(RunExperiment(Small(dir, 4), QuietRunOptions(&sink)).ok());
   const std::string summary = Read(fs::path(dir) / "small" / "summary.md");
   Experiment other = Small(dir, 4);
   other.clear_variants();
   other.add_variants()->set_name("other");
   other.mutable_variants(0)->add_init()->mutable_mimetic();
-  absl::Status s = RunExperiment(other, Quiet(&sink)).status();
+  absl::Status s = RunExperiment(other, QuietRunOptions(&sink)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(s.message()), HasSubstr("holds a different experiment"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("variants"));
   // --aggregate of the other experiment would overwrite the summary too.
-  RunOptions agg = Quiet(&sink);
+  RunOptions agg = QuietRunOptions(&sink);
   agg.aggregate_only = true;
   EXPECT_THAT(std::string(RunExperiment(other, agg).status().message()),
               HasSubstr("holds a different experiment"));
@@ -180,7 +173,8 @@ TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
   SweepAxis* axis = swept.mutable_sweep()->add_axes();
   axis->add_fields("train.lr");
   axis->add_values("5e-4");
-  EXPECT_THAT(std::string(RunExperiment(swept, Quiet(&sink)).status().message()), HasSubstr("sweep"));
+  EXPECT_THAT(std::string(RunExperiment(swept, QuietRunOptions(&sink)).status().message()),
+              HasSubstr("sweep"));
   EXPECT_EQ(Read(fs::path(dir) / "small" / "summary.md"), summary);
   // More seeds, other evaluation settings and another output_dir spelling are the same experiment.
   Experiment more = Small(dir, 4);
@@ -188,7 +182,7 @@ TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
   more.add_seeds(7);
   more.mutable_eval()->add_lengths(18);
   more.mutable_eval()->set_allow_longer_than_training_rows(true);
-  EXPECT_TRUE(RunExperiment(more, Quiet(&sink)).ok());
+  EXPECT_TRUE(RunExperiment(more, QuietRunOptions(&sink)).ok());
   // A sweep that ran on a GPU (its sweep.textproto says device "cuda") is judged here under the same
   // config on the CPU: --aggregate accepts it and draws the same summary from its points.
   const fs::path sweep = fs::path(dir) / "small" / "sweep.textproto";
@@ -198,24 +192,24 @@ TEST(RunnerTest, ARunDirectoryHoldsOneExperimentEvenWhenNoPointCollides) {
     std::ofstream out(sweep);
     out << cpu_sweep << "device: \"cuda\"\n";
   }
-  RunOptions judge = Quiet(&sink);
+  RunOptions judge = QuietRunOptions(&sink);
   judge.aggregate_only = true;
   ASSERT_TRUE(RunExperiment(more, judge).ok());
   EXPECT_EQ(Read(fs::path(dir) / "small" / "summary.md"), judged);
   // resume: false starts the directory afresh with the other experiment, as it does a point.
   other.set_resume(false);
-  EXPECT_TRUE(RunExperiment(other, Quiet(&sink)).ok());
+  EXPECT_TRUE(RunExperiment(other, QuietRunOptions(&sink)).ok());
 }
 
 TEST(RunnerTest, ResumeFalseMovesTheEarlierRunAsideInsteadOfPickingItUp) {
   const std::string dir = ::testing::TempDir() + "/fresh";
   std::ostringstream sink;
-  RunOptions budget = Quiet(&sink);
+  RunOptions budget = QuietRunOptions(&sink);
   budget.step_budget = 3;
   ASSERT_TRUE(RunExperiment(Small(dir, 8), budget).ok());
   Experiment fresh = Small(dir, 8);
   fresh.set_resume(false);
-  ExperimentSummary s = RunExperiment(fresh, Quiet(&sink)).value();
+  ExperimentSummary s = RunExperiment(fresh, QuietRunOptions(&sink)).value();
   EXPECT_EQ(s.runs[0].losses.size(), 8u);  // trained from step 0, not from the old checkpoint
   EXPECT_THAT(sink.str(), HasSubstr("moved the earlier run"));
 }
@@ -224,7 +218,7 @@ TEST(RunnerTest, UnwritableOutputDirectoryFailsBeforeTraining) {
   const std::string file = ::testing::TempDir() + "/a_file";
   std::ofstream(file) << "x";
   std::ostringstream sink;
-  absl::Status s = RunExperiment(Small(file + "/sub", 12), Quiet(&sink)).status();
+  absl::Status s = RunExperiment(Small(file + "/sub", 12), QuietRunOptions(&sink)).status();
   EXPECT_THAT(s.message(), HasSubstr("output_dir"));
   EXPECT_EQ(sink.str().find("step"), std::string::npos);
 }
@@ -233,7 +227,7 @@ TEST(RunnerTest, CudaWithoutABackendOrGpuIsAClearErrorBeforeTraining) {
   Experiment e = Small(::testing::TempDir() + "/cuda", 12);
   e.set_device("cuda");
   std::ostringstream sink;
-  absl::Status s = RunExperiment(e, Quiet(&sink)).status();
+  absl::Status s = RunExperiment(e, QuietRunOptions(&sink)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("device: \"cuda\" was requested"));
   EXPECT_THAT(s.message(), HasSubstr("run_cuda"));
@@ -256,7 +250,7 @@ Experiment LrSweep(const std::string& dir) {
 TEST(RunnerTest, APartlyFinishedSweepResumesToTheSameResultsAsAnUninterruptedOne) {
   const std::string full = ::testing::TempDir() + "/sweep_full", part = ::testing::TempDir() + "/sweep_part";
   std::ostringstream sink;
-  ExperimentSummary uninterrupted = RunExperiment(LrSweep(full), Quiet(&sink)).value();
+  ExperimentSummary uninterrupted = RunExperiment(LrSweep(full), QuietRunOptions(&sink)).value();
   ASSERT_EQ(uninterrupted.grid.size(), 4u);  // 2 seeds x 2 rates
   ASSERT_EQ(uninterrupted.aggregate.groups.size(), 1u);
   EXPECT_EQ(uninterrupted.aggregate.groups[0].candidates.size(), 2u);
@@ -264,15 +258,15 @@ TEST(RunnerTest, APartlyFinishedSweepResumesToTheSameResultsAsAnUninterruptedOne
   EXPECT_THAT(uninterrupted.table, HasSubstr("(chosen)"));
   // Finish only the first point, as if the process had been killed after it.
   Experiment e = LrSweep(part);
-  ASSERT_TRUE(RunExperiment(e, Quiet(&sink)).ok());  // a complete run into `part` ...
+  ASSERT_TRUE(RunExperiment(e, QuietRunOptions(&sink)).ok());  // a complete run into `part` ...
   std::error_code ec;
   for (int i = 1; i < 4; ++i)
     fs::remove_all(fs::path(part) / "small" / uninterrupted.grid[i].dir, ec);  // ... 3 lost
-  RunOptions agg = Quiet(&sink);
+  RunOptions agg = QuietRunOptions(&sink);
   agg.aggregate_only = true;
   ExperimentSummary partial = RunExperiment(e, agg).value();
   EXPECT_EQ(partial.aggregate.unfinished.size(), 3u);
-  ExperimentSummary resumed = RunExperiment(e, Quiet(&sink)).value();
+  ExperimentSummary resumed = RunExperiment(e, QuietRunOptions(&sink)).value();
   EXPECT_TRUE(resumed.runs[0].losses.empty());  // finished: not rerun
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(resumed.runs[i].result.final_loss(), uninterrupted.runs[i].result.final_loss()) << i;
@@ -283,7 +277,7 @@ TEST(RunnerTest, APartlyFinishedSweepResumesToTheSameResultsAsAnUninterruptedOne
 
 TEST(RunnerTest, AggregateOverADirectoryWithoutARunIsAClearError) {
   std::ostringstream sink;
-  RunOptions agg = Quiet(&sink);
+  RunOptions agg = QuietRunOptions(&sink);
   agg.aggregate_only = true;
   EXPECT_THAT(RunExperiment(Small(::testing::TempDir() + "/nothing_here", 4), agg).status().message(),
               HasSubstr("holds no sweep"));
@@ -303,8 +297,8 @@ TEST(RunnerTest, JobsRunPointsInChildProcessesWithTheSameResultsAsOneThreadInPro
   std::ostringstream sink;
   SetThreadCount(1);
   ExperimentSummary in_process =
-      RunExperiment(Small(::testing::TempDir() + "/jobs1", 6), Quiet(&sink)).value();
-  RunOptions jobs = Quiet(&sink);
+      RunExperiment(Small(::testing::TempDir() + "/jobs1", 6), QuietRunOptions(&sink)).value();
+  RunOptions jobs = QuietRunOptions(&sink);
   jobs.jobs = 2;
   jobs.cores = 2;
   jobs.self = self;

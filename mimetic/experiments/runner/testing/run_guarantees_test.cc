@@ -20,6 +20,7 @@
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/runner/runner.h"
 #include "mimetic/experiments/runner/testing/run_test_util.h"
+#include "mimetic/experiments/runner/testing/tiny_experiment.h"
 #include "mimetic/experiments/runner/threads.h"
 #include "mimetic/init/safetensors.h"
 
@@ -37,20 +38,13 @@ Experiment Tiny(const std::string& out, std::vector<std::string> sets = {}) {
   return LoadExperiment(TinyConfig(), sets).value();
 }
 
-RunOptions Quiet(std::ostream* sink) {
-  RunOptions o;
-  o.progress = sink;
-  o.plots = false;
-  return o;
-}
-
 TEST(LockTest, ASecondWriterOfARunDirectoryIsRefusedNamingTheHolder) {
   const std::string out = OutDir("lock_sweep");
   ASSERT_TRUE(core::MakeDirs(out + "/tiny").ok());
   absl::StatusOr<core::DirLock> held = core::DirLock::Acquire(out + "/tiny");
   ASSERT_TRUE(held.ok());
   std::ostringstream sink;
-  absl::Status s = RunExperiment(Tiny(out), Quiet(&sink)).status();
+  absl::Status s = RunExperiment(Tiny(out), QuietRunOptions(&sink)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("pid ", ::getpid())));
   EXPECT_THAT(sink.str(), ::testing::Not(HasSubstr("step")));
@@ -65,13 +59,13 @@ TEST(LockTest, ASecondWriterOfAGridPointIsRefused) {
   absl::StatusOr<core::DirLock> held = core::DirLock::Acquire(point);
   ASSERT_TRUE(held.ok());
   std::ostringstream sink;
-  absl::Status s = RunExperiment(Tiny(out), Quiet(&sink)).status();
+  absl::Status s = RunExperiment(Tiny(out), QuietRunOptions(&sink)).status();
   EXPECT_THAT(s.message(), HasSubstr(point));
   EXPECT_THAT(s.message(), HasSubstr("another process"));
   EXPECT_THAT(FilesNamed(point, "step_"), IsEmpty());
   // Once the holder is gone the same command runs (the first point was finished meanwhile).
   *held = core::DirLock();
-  EXPECT_TRUE(RunExperiment(Tiny(out), Quiet(&sink)).ok());
+  EXPECT_TRUE(RunExperiment(Tiny(out), QuietRunOptions(&sink)).ok());
 }
 
 TEST(LockTest, TwoRunnerProcessesOnOneDirectory) {
@@ -300,7 +294,7 @@ TEST(DiskFullTest, APlotThatCannotBeDrawnWholeIsAWarningAndTheOldPictureStays) {
   const std::vector<std::string> sets = {"train.steps=4", "train.eval_every=2", "train.checkpoint_every=2",
                                          "variants=[{name: \"default\"}]"};
   std::ostringstream sink;
-  RunOptions o = Quiet(&sink);
+  RunOptions o = QuietRunOptions(&sink);
   o.plots = true;
   ASSERT_TRUE(RunExperiment(Tiny(out, sets), o).ok()) << sink.str();
   const std::string png = out + "/tiny/plots/accuracy_len6.png";
@@ -331,7 +325,7 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   // can stop it from being saved and evaluated.
   const std::string out = OutDir("diverged");
   std::ostringstream sink;
-  RunOptions budget = Quiet(&sink);
+  RunOptions budget = QuietRunOptions(&sink);
   budget.step_budget = 4;
   const std::vector<std::string> sets = {"train.steps=12", "train.checkpoint_every=1", "train.eval_every=2",
                                          "variants=[{name: \"default\"}]"};
@@ -349,7 +343,7 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   });
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
-  ExperimentSummary s = RunExperiment(Tiny(out, sets), Quiet(&sink)).value();
+  ExperimentSummary s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink)).value();
   ASSERT_TRUE(s.runs[0].finished);
   EXPECT_TRUE(s.runs[0].result.diverged());
   EXPECT_EQ(s.runs[0].result.final(0).exact(), 0);
@@ -363,7 +357,7 @@ TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
   // It used to load, and the point was then recorded as diverged and the run exited 0.
   const std::string out = OutDir("nan_checkpoint");
   std::ostringstream sink;
-  RunOptions budget = Quiet(&sink);
+  RunOptions budget = QuietRunOptions(&sink);
   budget.step_budget = 4;
   const std::vector<std::string> sets = {"train.steps=12", "train.checkpoint_every=2",
                                          "variants=[{name: \"default\"}]"};
@@ -379,7 +373,7 @@ TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
              .value();
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
-  absl::StatusOr<ExperimentSummary> s = RunExperiment(Tiny(out, sets), Quiet(&sink));
+  absl::StatusOr<ExperimentSummary> s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink));
   const std::string message = s.ok() ? "" : std::string(s.status().message());
   EXPECT_FALSE(s.ok() && s->runs[0].finished && s->runs[0].result.diverged()) << "recorded as diverged";
   EXPECT_THAT(message, HasSubstr("step_00000004.safetensors"));
@@ -390,19 +384,19 @@ TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
 TEST(ThreadsTest, AResumeWithAnotherThreadCountSaysSoNamingBoth) {
   const std::string out = OutDir("threads");
   std::ostringstream first, second;
-  RunOptions budget = Quiet(&first);
+  RunOptions budget = QuietRunOptions(&first);
   budget.step_budget = 5;
   SetThreadCount(2);
   ASSERT_TRUE(RunExperiment(Tiny(out, {"train.steps=10"}), budget).ok());
   SetThreadCount(1);
-  ASSERT_TRUE(RunExperiment(Tiny(out, {"train.steps=10"}), Quiet(&second)).ok());
+  ASSERT_TRUE(RunExperiment(Tiny(out, {"train.steps=10"}), QuietRunOptions(&second)).ok());
   EXPECT_THAT(second.str(), HasSubstr("was written with 2 CPU threads and this process uses 1"));
   EXPECT_THAT(second.str(), HasSubstr("--threads=2"));
   // The same count says nothing.
   std::ostringstream third;
   const std::string same = OutDir("threads_same");
   ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), budget).ok());
-  ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), Quiet(&third)).ok());
+  ASSERT_TRUE(RunExperiment(Tiny(same, {"train.steps=10"}), QuietRunOptions(&third)).ok());
   EXPECT_THAT(third.str(), ::testing::Not(HasSubstr("CPU threads")));
 }
 
@@ -414,7 +408,7 @@ TEST(EarlyStopTest, AnEarlyStoppedRunCheckpointsItsFinalWeights) {
       RunExperiment(Tiny(out, {"task.copy.vocab=2", "task.copy.min_len=1", "task.copy.max_len=1",
                                "eval.lengths=[1]", "train.early_stop_accuracy=0.3", "train.eval_every=2",
                                "train.steps=200", "train.checkpoint_every=50"}),
-                    Quiet(&sink))
+                    QuietRunOptions(&sink))
           .value();
   int stopped = 0;
   for (const RunResult& r : s.runs) {

@@ -25,4 +25,11 @@ Experiment TinyExperiment(const std::vector<std::string>& overrides) {
   return *e;
 }
 
+RunOptions QuietRunOptions(std::ostream* sink) {
+  RunOptions o;
+  o.progress = sink;
+  o.plots = false;
+  return o;
+}
+
 }  // namespace mimetic::experiments
