@@ -808,17 +808,22 @@ TEST(FigureClaimsTest, Fig11ClaimsFailWhenEveryLayerIsLikeTheDefault) {
   EXPECT_EQ(v.at("fig11.localized"), Verdict::kNotReproduced);
 }
 
-// No student copies a whole string (exact 0 everywhere), but one teacher layer's students get most tokens
-// right: the per-token stand-in claims say so under their own ids; the exact ones fail.
+// No student copies a whole string (exact 0, or 0.02 for one layer: a lucky example in a seed), but one
+// teacher layer's students get most tokens right: the per-token stand-in claims say so under their own
+// ids; the exact ones compare noise with noise and are not tested.
 TEST(FigureClaimsTest, Fig11ReadsPerTokenAccuracyWhenNoStudentCopiesWholeStrings) {
   const auto v = Verdicts(
-      "fig11", [](const GridPoint&, int) { return 0.0; },
+      "fig11",
+      [](const GridPoint& p, int len) {
+        return len == 4 && p.variant == "transplant" && AxisOf(p, "layer") == "1" ? 0.02 : 0.0;
+      },
       [](const GridPoint& p, int len) {
         if (len != 4) return 0.0;
         if (p.variant != "transplant") return 0.05;
         return AxisOf(p, "layer") == "1" ? 0.6 : 0.05;
       });
-  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotReproduced);
+  EXPECT_EQ(v.at("fig11.some_layers_help"), Verdict::kNotTested);
+  EXPECT_EQ(v.at("fig11.localized"), Verdict::kNotTested);
   EXPECT_EQ(v.at("fig11.token.some_layers_help"), Verdict::kReproduced);
   EXPECT_EQ(v.at("fig11.token.localized"), Verdict::kReproduced);
   // With whole strings copied somewhere, no stand-in.
