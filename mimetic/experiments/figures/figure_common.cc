@@ -222,18 +222,19 @@ int LongestReading(const std::string& how) {
 }  // namespace
 
 void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims) {
-  std::vector<ResolvedGroup> groups;
+  // Each compared model's key limit (none: it has room at every length) and task.
+  std::vector<std::pair<std::optional<int>, TaskSpec>> groups;
   for (const Group& g : run.summary.aggregate.groups) {
-    if (std::optional<ResolvedGroup> r = ResolveGroup(run, g)) groups.push_back(*std::move(r));
+    if (std::optional<ResolvedGroup> r = ResolveGroup(run, g))
+      groups.emplace_back(RecallKeyLimit(r->spec), r->experiment.task());
   }
   for (Claim& c : *claims) {
     const int read = LongestReading(c.how);
     if (read == 0) continue;
     // The models without room at that reading: key limit <= what they recall there (MQAR: its pairs).
     int lacking = 0, smallest = 0, largest = 0, items = 0;
-    for (const ResolvedGroup& r : groups) {
-      const std::optional<int> limit = RecallKeyLimit(r.spec);
-      const int recalled = RecalledItems(r.experiment.task(), read);
+    for (const auto& [limit, task] : groups) {
+      const int recalled = RecalledItems(task, read);
       if (!limit || *limit > recalled) continue;
       if (lacking++ == 0 || *limit < smallest) {
         smallest = *limit;

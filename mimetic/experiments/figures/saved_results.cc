@@ -9,6 +9,7 @@
 #include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/figures/final_maps_file.h"
+#include "mimetic/experiments/runner/teacher.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -22,7 +23,7 @@ constexpr char kRestoredMarker[] = ".restored_from_results";
 // directory (teacher.h) has its final weights besides: the sweep's teacher entries read them, so the sweep
 // validates (and --aggregate runs) only with the file there (Fig. 10's are 663 KB).
 constexpr const char* kTopFiles[] = {"sweep.textproto", "claims.md",  "claims.json",
-                                     "summary.csv",     "figure.png", "teacher.safetensors"};
+                                     "summary.csv",     "figure.png", kTeacherWeightsFile};
 
 // A point's files that are kept (its checkpoints, logs and TensorBoard files are not).
 bool KeptPointFile(const fs::path& p) {

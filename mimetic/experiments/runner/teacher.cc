@@ -17,8 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kTeacherFile[] = "teacher.safetensors";
-
 // "2 x attention, d_model 64" from a resolved spec.
 std::string ModelLine(const models::ModelSpec& spec) {
   std::string kinds;
@@ -45,7 +43,7 @@ std::string Describe(const Experiment& t, const models::ModelSpec& spec, const R
       ModelLine(spec), " model, init ", init.empty() ? "mamba_ssm's default" : init, ", trained ",
       r.result.steps(), " steps (batch ", t.train().batch_size(), ", lr ", t.train().lr(), ", seed ",
       t.seeds(0), ") on ", OneLineText(t.task()), "; final exact accuracy ", acc.empty() ? "n/a" : acc,
-      "; weights: ", t.name(), "/", kTeacherFile, " in the run directory");
+      "; weights: ", t.name(), "/", kTeacherWeightsFile, " in the run directory");
 }
 
 }  // namespace
@@ -79,7 +77,7 @@ absl::StatusOr<PreparedTeacher> PrepareTeacher(const Experiment& experiment, con
   ASSIGN_OR_RETURN(init::Transform transform, MakeTransform(point.variants(0)));
   ASSIGN_OR_RETURN(init::Model model, init::MakeModel(VariantModel(point, point.variants(0)), transform,
                                                       core::Key::FromSeed(r.point.seed)));
-  out.file = (fs::path(summary.run_dir) / kTeacherFile).string();
+  out.file = (fs::path(summary.run_dir) / kTeacherWeightsFile).string();
   // Drawing and judging (--aggregate) reuses the weights written when the teacher finished: saved results
   // (saved_results.h) keep them but not the checkpoints.
   std::error_code ec;

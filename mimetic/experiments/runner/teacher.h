@@ -22,6 +22,9 @@
 
 namespace mimetic::experiments {
 
+// The teacher's final weights, in its run directory (<output_dir>/<name>/teacher/).
+inline constexpr char kTeacherWeightsFile[] = "teacher.safetensors";
+
 struct PreparedTeacher {
   // The experiment to run: without `teacher`, its teacher entries reading `file` with the teacher's model.
   Experiment experiment;
