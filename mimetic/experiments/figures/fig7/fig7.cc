@@ -90,6 +90,27 @@ double LogSlope(const std::map<int, Stat>& longest) {
   return LeastSquaresSlope(xs, ys);
 }
 
+// The claim is about where the default starts to fit L. When it fits L at no N of the grid (every mean
+// below 0.5) that place lies beyond the grid, so the run cannot say whether it needs a large N; reading
+// the largest N alone made one lucky seed (0.29 +- 0.29 at N 128, nothing at N 256) a "not reproduced".
+Claim DefaultNeedsLargeN(const std::map<int, Stat>& fit, int L) {
+  const Stat small = fit.begin()->second, large = fit.rbegin()->second;
+  Stat best = small;
+  for (const auto& [n, s] : fit) {
+    if (s.mean > best.mean) best = s;
+  }
+  return Claim{
+      "fig7.default_needs_large_n",
+      "Fig. 7a: with the default init, perfect copying at the training length needs a large state size",
+      absl::StrCat("default exact@", L, ": ", PerN(fit)),
+      !(best.mean >= 0.5) ? Verdict::kNotTested
+                          : Graded(large.mean >= 0.9 && small.mean < 0.5, ClearlyGreater(best, small, 0.2)),
+      absl::StrCat("reproduced: default exact@", L,
+                   " >= 0.9 at the largest N and < 0.5 at the smallest; partly: the best N fits L (>= 0.5) "
+                   "and is above the smallest N by > 0.2 (and 2 SE); not tested when the default fits L "
+                   "(>= 0.5) at no N of the grid")};
+}
+
 absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   const auto& lengths = run.experiment.eval().lengths();
   if (lengths.size() < 2) return absl::FailedPreconditionError("Fig. 7 needs eval lengths L, 2L, ...");
@@ -99,17 +120,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
     return absl::FailedPreconditionError("Fig. 7 needs both variants at two or more state sizes");
   }
   std::vector<Claim> claims;
-  {
-    const Stat small = d.fit.begin()->second, large = d.fit.rbegin()->second;
-    claims.push_back(Claim{
-        "fig7.default_needs_large_n",
-        "Fig. 7a: with the default init, perfect copying at the training length needs a large state size",
-        absl::StrCat("default exact@", L, ": ", PerN(d.fit)),
-        Graded(large.mean >= 0.9 && small.mean<0.5, large.mean> small.mean + 0.2),
-        absl::StrCat("reproduced: default exact@", L,
-                     " >= 0.9 at the largest N and < 0.5 at the smallest; partly: the largest N above the "
-                     "smallest by > 0.2")});
-  }
+  claims.push_back(DefaultNeedsLargeN(d.fit, L));
   {
     // The paper's pair is N=32 vs 512: mimetic at N against default at 16 N. Every such pair of the
     // grid is reported; the verdict is on the pair with the largest N (the paper's when present) among
