@@ -85,6 +85,7 @@ std::vector<Claim> JudgeFigure(const FigureDef& def, const FigureRun& run) {
     for (Claim& c : claims) c.kind = ClaimKind::kOtherTarget;
   }
   MarkNoRoom(run, &claims);
+  MarkUnlearnedTeacher(run, &claims);
   return claims;
 }
 

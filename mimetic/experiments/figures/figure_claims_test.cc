@@ -802,6 +802,34 @@ TEST(FigureClaimsTest, Figs10And11WithAMimeticStandInTeacherAreStandInsAndNotCir
   EXPECT_EQ(JudgeClaims(&fig10, "fig10").at("fig10.mimetic_close").verdict, Verdict::kReproduced);
 }
 
+// A stand-in teacher left on the copy plateau (the cpu preset's teacher cut to 2400 steps: per-token@16
+// 0.08) has nothing to pass on: students from its layers are default-like, which read as "some layers
+// do not help" without the guard. Every claim is then not tested, saying why; a teacher that learned
+// leaves the verdicts alone.
+TEST(FigureClaimsTest, ClaimsRestingOnAStandInTeacherThatLearnedNothingAreNotTested) {
+  FigureRun run = SyntheticRun("fig11", [](const GridPoint& p, int len) {
+    if (len != 4) return 0.0;
+    return p.variant == "transplant" && AxisOf(p, "layer") == "1" ? 0.8 : 0.1;
+  });
+  RunResult teacher;
+  LengthAccuracy* a = teacher.result.add_final();
+  a->set_length(16);
+  a->set_exact(0.0);
+  a->set_token(0.08);
+  run.teacher.run = teacher;
+  for (const auto& [id, c] : JudgeClaims(&run, "fig11")) {
+    EXPECT_EQ(c.verdict, Verdict::kNotTested) << id;
+    EXPECT_THAT(c.measured, ::testing::HasSubstr("did not learn its task: per-token@16 0.08 < 0.50")) << id;
+    EXPECT_THAT(c.how, ::testing::HasSubstr("not tested when the stand-in teacher did not learn its task"));
+  }
+  a->set_token(0.96);
+  run.teacher.run = teacher;
+  const auto learned = JudgeClaims(&run, "fig11");
+  EXPECT_EQ(learned.at("fig11.some_layers_help").verdict, Verdict::kReproduced);
+  EXPECT_THAT(learned.at("fig11.some_layers_help").measured,
+              ::testing::Not(::testing::HasSubstr("did not learn")));
+}
+
 // Claims of targets that are not the paper's figures are counted as "other target".
 TEST(FigureClaimsTest, GammaAndTransferClaimsAreOtherTargets) {
   FigureRun gamma = SyntheticRun("gamma", [](const GridPoint&, int) { return 0.5; });
