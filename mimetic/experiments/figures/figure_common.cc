@@ -333,21 +333,29 @@ std::string Describe(const std::string& label, const Stat& s) {
   return absl::StrCat(label, " ", FormatStat(s), " (n=", s.n, ")");
 }
 
-std::optional<std::string> UnlearnedTeacher(const FigureRun& run, double min_token) {
+namespace {
+
+// Below this final per-token accuracy a stand-in teacher has not left the loss plateau.
+constexpr double kTeacherLearnedToken = 0.5;
+
+// The reason a stand-in teacher counts as not having learned its task, or nullopt.
+std::optional<std::string> UnlearnedTeacher(const FigureRun& run) {
   if (!run.teacher.run.has_value() || run.teacher.run->result.final_size() == 0) return std::nullopt;
   const LengthAccuracy& a = run.teacher.run->result.final(0);
-  if (a.token() >= min_token) return std::nullopt;
+  if (a.token() >= kTeacherLearnedToken) return std::nullopt;
   return absl::StrFormat("the stand-in teacher did not learn its task: per-token@%d %.2f < %.2f", a.length(),
-                         a.token(), min_token);
+                         a.token(), kTeacherLearnedToken);
 }
+
+}  // namespace
 
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims) {
   if (!run.teacher.run.has_value()) return;
   const std::optional<std::string> reason = UnlearnedTeacher(run);
   for (Claim& c : *claims) {
-    absl::StrAppend(&c.how,
-                    "; not tested when the stand-in teacher did not learn its task (final per-token "
-                    "accuracy < 0.5 at its first eval length)");
+    absl::StrAppend(&c.how, absl::StrFormat("; not tested when the stand-in teacher did not learn its task "
+                                            "(final per-token accuracy < %.1f at its first eval length)",
+                                            kTeacherLearnedToken));
     if (!reason.has_value()) continue;
     c.verdict = Verdict::kNotTested;
     absl::StrAppend(&c.measured, " [", *reason, "]");

@@ -94,16 +94,11 @@ std::vector<std::string> RoomLines(const FigureRun& run);
 // model lacks room. Claims with no "@" reading, and runs where every model has room, are left alone.
 void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims);
 
-// Whether a stand-in teacher the target trained itself (run.teacher.run) is left without its task: final
-// per-token accuracy below `min_token` at its first eval length, i.e. still on the loss plateau, where it
-// has nothing to pass on, so claims about what its weights give a student are not tested. The reason
-// ("the stand-in teacher did not learn its task: per-token@16 0.08 < 0.5"), or nullopt when it learned or
-// when the teacher is a published checkpoint (no run).
-std::optional<std::string> UnlearnedTeacher(const FigureRun& run, double min_token = 0.5);
-
-// Where the run trained a stand-in teacher, every claim rests on it: each rule gets "not tested when the
-// stand-in teacher did not learn its task", and when UnlearnedTeacher says so, each verdict becomes
-// kNotTested with the reason appended to `measured`.
+// Where the run trained a stand-in teacher (run.teacher.run), every claim rests on it: each rule gets
+// "not tested when the stand-in teacher did not learn its task", and when its final per-token accuracy at
+// its first eval length is below 0.5 (still on the loss plateau: nothing to pass on) each verdict becomes
+// kNotTested with the reason appended to `measured` ("the stand-in teacher did not learn its task:
+// per-token@16 0.08 < 0.50"). A published checkpoint (no run) leaves the claims alone.
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.

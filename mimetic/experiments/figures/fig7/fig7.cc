@@ -95,10 +95,9 @@ double LogSlope(const std::map<int, Stat>& longest) {
 // the largest N alone made one lucky seed (0.29 +- 0.29 at N 128, nothing at N 256) a "not reproduced".
 Claim DefaultNeedsLargeN(const std::map<int, Stat>& fit, int L) {
   const Stat small = fit.begin()->second, large = fit.rbegin()->second;
-  Stat best = small;
-  for (const auto& [n, s] : fit) {
-    if (s.mean > best.mean) best = s;
-  }
+  const Stat best = std::max_element(fit.begin(), fit.end(), [](const auto& a, const auto& b) {
+                      return a.second.mean < b.second.mean;
+                    })->second;
   return Claim{
       "fig7.default_needs_large_n",
       "Fig. 7a: with the default init, perfect copying at the training length needs a large state size",
