@@ -468,6 +468,12 @@ TEST(FigureClaimsTest, MapClaimsReadEverySeed) {
   EXPECT_EQ(judged("fig1", other).at("fig1.maps").verdict, Verdict::kNotReproduced);
   EXPECT_EQ(judged("fig5", mimetic).at("fig5.sharper").verdict, Verdict::kReproduced);
   EXPECT_EQ(judged("fig5", other).at("fig5.sharper").verdict, Verdict::kNotReproduced);
+  // Fig. 5 with a Mamba that copies nothing at L: its map is noise, so not tested however sharp.
+  FigureRun plateau = SyntheticRun(
+      "fig5", [](const GridPoint& p, int) { return p.variant.rfind("mimetic", 0) == 0 ? 0.0 : 0.9; }, nullptr,
+      "cpu");
+  plateau.maps = [=](const RunResult& r) -> absl::StatusOr<FinalMaps> { return SyntheticMaps(mimetic(r)); };
+  EXPECT_EQ(JudgeClaims(&plateau, "fig5").at("fig5.sharper").verdict, Verdict::kNotTested);
   // Fig. 4: mimetic's layer-4 map equals the attention layer's in every seed, the default's does not.
   EXPECT_EQ(judged("fig4", [](const RunResult& r) { return r.point.variant != "default"; })
                 .at("fig4.maps_resemble")
