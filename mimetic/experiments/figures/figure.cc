@@ -69,6 +69,17 @@ absl::StatusOr<Experiment> LoadPreset(const std::string& root, const std::string
         absl::StrCat("--preset=", preset, " does not exist; presets are: ", absl::StrJoin(kPresets, ", ")));
   }
   RETURN_IF_ERROR(FindFigure(figure).status());
+  std::error_code ec;
+  if (!fs::exists(fs::path(root) / PresetPath(figure, preset), ec) &&
+      std::find(kOptionalPresets.begin(), kOptionalPresets.end(), preset) != kOptionalPresets.end()) {
+    std::vector<std::string> with;
+    for (const FigureDef& f : Figures()) {
+      if (fs::exists(fs::path(root) / PresetPath(f.id, preset), ec)) with.push_back(f.id);
+    }
+    return absl::NotFoundError(absl::StrCat(figure, " has no --preset=", preset, " (",
+                                            PresetPath(figure, preset),
+                                            "); figures with one: ", absl::StrJoin(with, ", ")));
+  }
   return LoadExperiment((fs::path(root) / PresetPath(figure, preset)).string(), overrides);
 }
 

@@ -26,7 +26,7 @@ TEST(FigureFoldersTest, EveryFigureHasItsCodePresetsAndReadme) {
       EXPECT_TRUE(fs::is_regular_file(dir / file))
           << "figure " << f.id << " lacks " << (dir / file).lexically_relative(FiguresDir().parent_path())
           << " (a figure's folder holds <id>.cc, cpu/paper/smoke presets and "
-             "README.md)";
+             "README.md; a gpu preset is optional)";
     }
   }
 }

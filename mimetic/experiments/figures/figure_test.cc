@@ -73,7 +73,13 @@ TEST(FigureTest, SlurmDryRunOfEveryFigurePrintsOneScriptEachAndWritesNothing) {
 
 TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   EXPECT_THAT(LoadPreset(Root(), "fig1", "laptop", {}).status().message(),
-              HasSubstr("--preset=laptop does not exist; presets are: cpu, paper, smoke"));
+              HasSubstr("--preset=laptop does not exist; presets are: cpu, gpu, paper, smoke"));
+  // The optional gpu preset: a figure without one names those that have it.
+  const absl::Status no_gpu = LoadPreset(Root(), "fig1", "gpu", {}).status();
+  EXPECT_TRUE(absl::IsNotFound(no_gpu)) << no_gpu;
+  EXPECT_THAT(no_gpu.message(), HasSubstr("fig1 has no --preset=gpu"));
+  EXPECT_THAT(no_gpu.message(), HasSubstr("figures with one: fig3, fig4, fig6, fig8, fig9"));
+  EXPECT_TRUE(LoadPreset(Root(), "fig6", "gpu", {}).ok());
   EXPECT_THAT(FindFigure("fig99").status().message(), HasSubstr("figures are: fig1, fig2, fig3, fig4, fig5"));
   EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
               HasSubstr("out of range"));

@@ -35,6 +35,21 @@ TEST(PresetRulesTest, EveryCpuPresetFollowsTheRulesOrIsListedAsNotYetRecalibrate
   }
 }
 
+// The gpu presets hold the figures' whole grids at the sizes the rules ask for (the cpu presets are
+// these cut to the 2-core budget): they follow the same rules.
+TEST(PresetRulesTest, EveryGpuPresetFollowsTheRules) {
+  int with_gpu = 0;
+  for (const FigureDef& f : Figures()) {
+    const absl::StatusOr<Experiment> preset = LoadPreset(Root(), f.id, "gpu", {});
+    if (absl::IsNotFound(preset.status())) continue;
+    SCOPED_TRACE(f.id);
+    ASSERT_TRUE(preset.ok()) << preset.status();
+    ++with_gpu;
+    EXPECT_THAT(PresetViolations(*preset, RulesFor(f.id)).value(), ::testing::IsEmpty());
+  }
+  EXPECT_EQ(with_gpu, 5);  // Figs. 3, 4, 6, 8, 9
+}
+
 // The rules catch what made the earlier Fig. 1 preset show nothing at 2L: width 64, N 32, strings up
 // to 20 read at 40.
 TEST(PresetRulesTest, TheEarlierFig1PresetBreaksTheRoomRule) {
