@@ -203,6 +203,23 @@ TEST(FigureClaimsTest, Fig6StandInAtTheTrainingLengthWhenNothingCopies2L) {
   EXPECT_EQ(v.count("fig6.train_len.m1_default_never"), 0u);
 }
 
+// The first run at the cut cpu preset: mimetic Mamba 2 copies 2L a little, Mamba 1 not at all. Mamba 1's
+// 2L claims compare zeros: not tested, with its readings at L as stand-ins; Mamba 2's stay judged at 2L.
+TEST(FigureClaimsTest, Fig6ArchitectureAtZeroAt2LIsReadAtTheTrainingLength) {
+  const auto v = Verdicts("fig6", [](const GridPoint& p, int len) {
+    const int l = std::atoi(AxisOf(p, "L").c_str());
+    const bool m1 = AxisOf(p, "arch") == "mamba1", mimetic = p.variant == "mimetic";
+    if (len == l) return mimetic ? 1.0 : 0.0;
+    return !m1 && mimetic ? 0.3 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig6.m1_mimetic_degrades"), Verdict::kNotTested);  // was "not reproduced" on zeros
+  EXPECT_EQ(v.at("fig6.m1_default_never"), Verdict::kNotTested);
+  EXPECT_EQ(v.at("fig6.train_len.m1_mimetic_degrades"), Verdict::kPartly);  // fits, does not degrade
+  EXPECT_EQ(v.at("fig6.m2_mimetic_prevents"), Verdict::kReproduced);        // 0.3 vs 0 at 2L, judged there
+  EXPECT_EQ(v.count("fig6.train_len.m2_mimetic_prevents"), 0u);
+  EXPECT_EQ(v.count("fig6.all"), 0u);
+}
+
 // Readings at the training length are stand-ins, counted apart from the paper's claims.
 TEST(FigureClaimsTest, Fig6ReadingsAtTheTrainingLengthAreStandIns) {
   FigureRun run = SyntheticRun("fig6", [](const GridPoint&, int len) { return len <= 4 ? 1.0 : 0.0; });
