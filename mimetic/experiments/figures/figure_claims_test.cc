@@ -496,6 +496,14 @@ TEST(FigureClaimsTest, MapClaimsReadEverySeed) {
                 .at("fig4.maps_resemble")
                 .verdict,
             Verdict::kReproduced);
+  // Fig. 4 where the mimetic model copies nothing at L: its layer 4 still carries the attention-like
+  // init, so the same maps say nothing of what it learned: not tested.
+  FigureRun unfit =
+      SyntheticRun("fig4", [](const GridPoint& p, int) { return p.variant == "mimetic_layer4" ? 0.0 : 0.9; });
+  unfit.maps = [](const RunResult& r) -> absl::StatusOr<FinalMaps> {
+    return SyntheticMaps(r.point.variant != "default");
+  };
+  EXPECT_EQ(JudgeClaims(&unfit, "fig4").at("fig4.maps_resemble").verdict, Verdict::kNotTested);
   // No seed has maps (no checkpoints): not tested.
   FigureRun none = SyntheticRun("fig2", [](const GridPoint&, int) { return 0.5; });
   none.maps = [](const RunResult&) -> absl::StatusOr<FinalMaps> {
