@@ -183,7 +183,8 @@ absl::StatusOr<LoadedPresets> LoadPresets(const std::vector<const FigureDef*>& d
       // stop the others (a researcher on a GPU without the files still gets the rest); it is named now,
       // before anything runs, in the report, and in the exit status.
       // Likewise a figure without an optional preset (`--figure=all --preset=gpu`) is named and skipped.
-      const bool lacks_preset = !fs::exists(fs::path(root) / PresetPath(d->id, preset));
+      std::error_code exists_error;  // the non-throwing overload: an unreadable folder is "lacks" too
+      const bool lacks_preset = !fs::exists(fs::path(root) / PresetPath(d->id, preset), exists_error);
       if (defs.size() == 1 || has_file ||
           (!lacks_preset && !PretrainedFileOverrides(root, d->id, preset, "any").ok()))
         return named;
