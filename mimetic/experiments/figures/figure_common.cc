@@ -17,6 +17,7 @@
 #include "mimetic/experiments/config/room.h"
 #include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/final_maps_file.h"
+#include "mimetic/experiments/runner/point_run.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/spec.h"
 #include "mimetic/ops/shape/shape.h"
@@ -304,6 +305,16 @@ Stat FinalStat(const Group& group, int length, bool token) {
   const auto& m = token ? group.token : group.exact;
   auto it = m.find(length);
   return it == m.end() ? Stat{std::numeric_limits<double>::quiet_NaN(), 0, 0} : it->second;
+}
+
+std::map<uint64_t, double> FinalBySeed(const Group* group, int length, bool token) {
+  std::map<uint64_t, double> out;
+  if (group == nullptr) return out;
+  for (const RunResult* r : group->runs) {
+    const double v = token ? FinalToken(r->result, length) : FinalExact(r->result, length);
+    if (std::isfinite(v)) out[r->point.seed] = v;
+  }
+  return out;
 }
 
 Band StatBand(const std::string& name, const std::vector<std::pair<double, Stat>>& points, int color,

@@ -7,6 +7,7 @@
 #ifndef MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
 #define MIMETIC_EXPERIMENTS_FIGURE_COMMON_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -103,6 +104,10 @@ void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);
+
+// A group's final exact (or token) accuracy at `length` per seed (a group holds one run per seed), for
+// contrasts paired by seed; empty for a null group, without runs that lack the length.
+std::map<uint64_t, double> FinalBySeed(const Group* group, int length, bool token = false);
 std::string Describe(const std::string& label, const Stat& s);
 
 }  // namespace mimetic::experiments

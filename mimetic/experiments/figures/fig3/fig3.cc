@@ -20,21 +20,9 @@ std::string ComboLabel(const std::string& arch, int a, int d, int bc, int conv) 
   return absl::StrCat("combo arch=", arch, ",A=", a, ",D=", d, ",BC=", bc, ",conv=", conv);
 }
 
-// A group's final exact accuracy at `length`, per seed (one run per seed and combination); empty for
-// a missing group.
-std::map<uint64_t, double> BySeed(const Group* g, int length) {
-  std::map<uint64_t, double> out;
-  if (g == nullptr) return out;
-  for (const RunResult* r : g->runs) {
-    const double v = FinalExact(r->result, length);
-    if (std::isfinite(v)) out[r->point.seed] = v;
-  }
-  return out;
-}
-
 std::map<uint64_t, double> BySeed(const FigureRun& run, const std::string& arch, int a, int d, int bc,
                                   int conv, int length) {
-  return BySeed(FindGroup(run.summary.aggregate, ComboLabel(arch, a, d, bc, conv)), length);
+  return FinalBySeed(FindGroup(run.summary.aggregate, ComboLabel(arch, a, d, bc, conv)), length);
 }
 
 // The factorial contrast of component `c` at `length`, with an error bar that matches the design: for
@@ -49,7 +37,7 @@ Stat Effect(const FigureRun& run, const std::string& arch, const std::string& c,
     for (const char* k : kComponents) bits[k] = g.Axis(k) == "1" ? 1 : 0;
     bits[c] = 0;
     const auto off = BySeed(run, arch, bits["A"], bits["D"], bits["BC"], bits["conv"], length);
-    for (const auto& [seed, on] : BySeed(&g, length)) {
+    for (const auto& [seed, on] : FinalBySeed(&g, length)) {
       if (off.count(seed)) by_seed[seed].push_back(on - off.at(seed));
     }
   }
