@@ -29,6 +29,10 @@ bool ClearlyGreater(const Stat& a, const Stat& b, double margin) {
   return diff > margin && diff > 2 * std::sqrt(a.se * a.se + b.se * b.se);
 }
 
+bool ClearlyPositive(const Stat& contrast, double margin) {
+  return contrast.n > 0 && contrast.mean > margin && contrast.mean > 2 * contrast.se;
+}
+
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
   if (a.n == 0 || b.n == 0) return false;
   const double diff = std::fabs(a.mean - b.mean);

@@ -58,6 +58,10 @@ struct Claim {
 // 2 * sqrt(a.se^2 + b.se^2). False when either has no values.
 bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
 
+// A paired contrast (per-seed differences, mean ± SE over seeds) exceeds `margin` AND two of its own
+// standard errors. False when it has no values.
+bool ClearlyPositive(const Stat& contrast, double margin = 0);
+
 // |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
 // cannot tell a and b apart. False when either has no values.
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);

@@ -47,6 +47,14 @@ TEST(CompareTest, ClearlyGreaterNeedsMarginAndTwoStandardErrors) {
   EXPECT_FALSE(NotClearlyDifferent(high, MeanSe({}), 1));
 }
 
+TEST(CompareTest, ClearlyPositiveNeedsMarginAndTwoOfItsStandardErrors) {
+  EXPECT_TRUE(ClearlyPositive({0.12, 0.05, 3}, 0.05));
+  EXPECT_FALSE(ClearlyPositive({0.10, 0.08, 3}, 0.05));  // inside 2 SE
+  EXPECT_FALSE(ClearlyPositive({0.04, 0.0, 3}, 0.05));   // the margin is not met
+  EXPECT_FALSE(ClearlyPositive({-0.3, 0.01, 3}, 0));     // negative
+  EXPECT_FALSE(ClearlyPositive(MeanSe({}), 0));          // no values
+}
+
 TEST(CompareTest, AllBelowTheFloorCountsMissingValuesAsBelow) {
   EXPECT_TRUE(AllBelow({{0.01, 0, 3}, {0.04, 0.01, 3}}));
   EXPECT_TRUE(AllBelow({{0.01, 0, 3}, MeanSe({})}));  // no values: nothing above the floor

@@ -65,8 +65,8 @@ Stat Interaction(const FigureRun& run, int length) {
   return MeanSe(per_seed);
 }
 
-bool ClearlyPositive(const Stat& e) { return e.mean > 0.05 && e.mean > 2 * e.se; }
-bool ClearlyNegative(const Stat& e) { return e.mean < -0.05 && -e.mean > 2 * e.se; }
+constexpr double kMargin = 0.05;  // a component effect smaller than this is not a finding
+bool ClearlyNegative(const Stat& e) { return ClearlyPositive(Stat{-e.mean, e.se, e.n}, kMargin); }
 std::string Fmt(const std::string& name, const Stat& e) {
   return absl::StrFormat("%s %+.3f ± %.3f", name, e.mean, e.se);
 }
@@ -143,17 +143,18 @@ void Mamba1Claims(const FigureRun& run, const Reading& r, std::vector<Claim>* cl
   const std::string rule = kRule;
   std::string m1;
   std::map<std::string, Stat> e1 = Effects(run, "mamba1", r.at, &m1);
-  const bool others_clear =
-      ClearlyPositive(e1["D"]) || ClearlyPositive(e1["BC"]) || ClearlyPositive(e1["conv"]);
-  claims->push_back(r.Make("m1_only_a", "Fig. 3, Mamba 1: only A≈1 has a significant effect", m1,
-                           Graded(ClearlyPositive(e1["A"]) && !others_clear, ClearlyPositive(e1["A"])),
-                           rule + "; reproduced: A clearly positive and no other clearly positive; partly: "
-                                  "A clearly positive"));
+  const bool others_clear = ClearlyPositive(e1["D"], kMargin) || ClearlyPositive(e1["BC"], kMargin) ||
+                            ClearlyPositive(e1["conv"], kMargin);
+  claims->push_back(
+      r.Make("m1_only_a", "Fig. 3, Mamba 1: only A≈1 has a significant effect", m1,
+             Graded(ClearlyPositive(e1["A"], kMargin) && !others_clear, ClearlyPositive(e1["A"], kMargin)),
+             rule + "; reproduced: A clearly positive and no other clearly positive; partly: "
+                    "A clearly positive"));
   // At the training length Δ≈1 is what lets Mamba 1 fit at all; "no benefit from Δ" is a statement
   // about 2x, so it has no stand-in.
   if (!r.proxy) {
     claims->push_back(r.Make("m1_delta_none", "Fig. 3, Mamba 1: no apparent benefit from Δ≈1", m1,
-                             Graded(!ClearlyPositive(e1["D"]), false),
+                             Graded(!ClearlyPositive(e1["D"], kMargin), false),
                              rule + "; reproduced: Δ not clearly positive"));
   }
   claims->push_back(
@@ -204,7 +205,7 @@ void Mamba2Claims(const FigureRun& run, const Reading& r, std::vector<Claim>* cl
   std::string m2;
   std::map<std::string, Stat> e2 = Effects(run, "mamba2", L, &m2);
   claims->push_back(r.Make("m2_a", "Fig. 3, Mamba 2: A≈1 helps", m2,
-                           Graded(ClearlyPositive(e2["A"]), e2["A"].mean > 0),
+                           Graded(ClearlyPositive(e2["A"], kMargin), e2["A"].mean > 0),
                            rule + "; reproduced: A clearly positive"));
   const Stat none = Combo(run, "mamba2", 0, 0, 0, 0, L), bc = Combo(run, "mamba2", 0, 0, 1, 0, L),
              a = Combo(run, "mamba2", 1, 0, 0, 0, L), abc = Combo(run, "mamba2", 1, 0, 1, 0, L);
@@ -221,7 +222,8 @@ void Mamba2Claims(const FigureRun& run, const Reading& r, std::vector<Claim>* cl
       absl::StrFormat("(A+BC - A) - (BC - none) at %d = %+.3f ± %.3f over %d seeds (A+BC %.3f, A %.3f, BC "
                       "%.3f, none %.3f)",
                       L, in.mean, in.se, in.n, abc.mean, a.mean, bc.mean, none.mean),
-      AllBelow({abc, a, bc, none}) ? Verdict::kNotTested : Graded(ClearlyPositive(in), in.mean > 2 * in.se),
+      AllBelow({abc, a, bc, none}) ? Verdict::kNotTested
+                                   : Graded(ClearlyPositive(in, kMargin), ClearlyPositive(in)),
       "interaction per seed, mean ± SE over seeds; reproduced: > 0.05 and 2 SE; partly: > 2 SE; not "
       "tested: all four cells below 0.05"));
   double best = -1;

@@ -166,7 +166,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
         all_below ? " (all below 0.05, left out)" : "");
     if (all_below) continue;
     ++judged;
-    const bool clear = g.mean > 0.05 && g.mean > 2 * g.se;  // NaN (no paired seed) is not clear
+    const bool clear = ClearlyPositive(g, 0.05);
     all_clear = all_clear && clear;
     any_clear = any_clear || clear;
   }
