@@ -4,7 +4,9 @@
 // copying 2L tokens exactly needs that dimension to be several times 2L; this grid measures how many, and
 // is what the `cpu` presets of the paper's figures are calibrated from. The picture: exact@2L against
 // width, one panel per (N, depth), a line per init and L. The claims: the smallest size at which mimetic
-// reaches exact@2L >= 0.5, and whether the default init ever does.
+// reaches exact@2L >= 0.5, and whether the default init ever does. A size counts only when its mean over
+// seeds also exceeds two of its standard errors: exact@2L at these sizes is a lottery between seeds (one
+// seed 0.3, the next 0), and one lucky seed must not place the threshold.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -94,8 +96,11 @@ std::string Describe(const Reading& r) {
                       " (n=", r.at_2l.n, ")");
 }
 
-// The smallest size (by key dimension, then width, depth) per training length at which `variant`'s mean
-// exact@2L >= 0.5; the lengths with none are listed as such.
+// Mean exact@2L above `level` and above two of its standard errors over seeds (claims.h).
+bool Reaches(const Reading& r, double level) { return ClearlyPositive(r.at_2l, level); }
+
+// The smallest size (by key dimension, then width, depth) per training length at which `variant`'s
+// exact@2L reaches 0.5 over seeds; the lengths with none are listed as such.
 std::string SmallestPerLength(const std::vector<Reading>& readings, const std::string& variant,
                               bool* any_at_half) {
   std::map<int, std::vector<const Reading*>> by_length;
@@ -108,7 +113,7 @@ std::string SmallestPerLength(const std::vector<Reading>& readings, const std::s
       return std::make_tuple(a->size.key.value_or(0), a->size.width, a->size.depth) <
              std::make_tuple(b->size.key.value_or(0), b->size.width, b->size.depth);
     });
-    auto it = std::find_if(rs.begin(), rs.end(), [](const Reading* r) { return r->at_2l.mean >= 0.5; });
+    auto it = std::find_if(rs.begin(), rs.end(), [](const Reading* r) { return Reaches(*r, 0.5); });
     if (it != rs.end()) {
       *any_at_half = true;
       parts.push_back(absl::StrCat("L ", length, ": smallest ", Describe(**it)));
@@ -129,7 +134,7 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
     const bool fits = r.at_l.mean >= 0.9;
     if (r.variant == "mimetic") {
       mimetic_fits = mimetic_fits || fits;
-      mimetic_above_floor = mimetic_above_floor || r.at_2l.mean >= 0.05;
+      mimetic_above_floor = mimetic_above_floor || Reaches(r, 0.05);
     } else if (r.variant == "default") {
       default_fits = default_fits || fits;
       default_half = default_half || (fits && r.at_2l.mean >= 0.5);
@@ -139,13 +144,13 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   const std::string mimetic = SmallestPerLength(readings, "mimetic", &mimetic_half);
   const std::string def = SmallestPerLength(readings, "default", &unused);
   std::vector<Claim> claims;
-  claims.push_back(
-      Claim{"scaling.mimetic_2x",
-            "Mimetic init copies strings of twice the training length once the model is large enough",
-            mimetic, !mimetic_fits ? Verdict::kNotTested : Graded(mimetic_half, mimetic_above_floor),
-            "reproduced: some size reaches mean exact@2L >= 0.5 (the smallest is named per L, ordered by key "
-            "dimension, width, depth); partly: some size >= 0.05; not tested when mimetic fits L (exact@L >= "
-            "0.9) at no size"});
+  claims.push_back(Claim{
+      "scaling.mimetic_2x",
+      "Mimetic init copies strings of twice the training length once the model is large enough", mimetic,
+      !mimetic_fits ? Verdict::kNotTested : Graded(mimetic_half, mimetic_above_floor),
+      "reproduced: at some size mimetic's mean exact@2L exceeds 0.5 and 2 SE over seeds (the smallest "
+      "such size is named per L, ordered by key dimension, width, depth); partly: exceeds 0.05 and 2 SE "
+      "at some size; not tested when mimetic fits L (exact@L >= 0.9) at no size"});
   claims.push_back(Claim{
       "scaling.default_never_2x", "The default init does not copy twice its training length at any size here",
       def, !default_fits ? Verdict::kNotTested : Graded(!default_half, !default_half),
