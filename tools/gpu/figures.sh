@@ -6,7 +6,7 @@
 # machine with the checkout, unpack runs.tgz into runs/ and judge and keep the results there:
 #
 #   tar -xzf runs.tgz -C runs && tools/bazel run //mimetic/experiments:figure -- \
-#     --figure=scaling --aggregate --save_results --results_note="trained on an H100 (tools/gpu/figures.sh)"
+#     --figure=scaling --preset=gpu --aggregate --save_results --results_note="trained on an H100 (tools/gpu/figures.sh)"
 #
 # A sweep's device is not part of its identity, so the CPU-side --aggregate accepts the GPU's points. A
 # figure stopped by the time limit keeps its finished points (SIGTERM; each running point checkpoints), and

@@ -28,9 +28,9 @@
 
 namespace mimetic::experiments {
 
-// Every figure has cpu, paper and smoke presets; the optional `gpu` preset (Figs. 3, 4, 6, 8, 9) holds
-// the larger sizes that show the effect in minutes on one GPU where the cpu preset is cut to the 2-core
-// budget.
+// Every figure has cpu, paper and smoke presets; the optional `gpu` preset (Figs. 3, 4, 6, 8, 9 and
+// scaling) holds the larger sizes that show the effect in minutes on one GPU where the cpu preset is cut
+// to the 2-core budget.
 inline const std::vector<std::string> kPresets = {"cpu", "gpu", "paper", "smoke"};
 inline const std::vector<std::string> kOptionalPresets = {"gpu"};
 

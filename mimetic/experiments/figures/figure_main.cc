@@ -36,8 +36,9 @@ ABSL_FLAG(std::string, figure, "",
           "the figure to run (fig1 ... fig11, gamma, transfer), or \"all\" for every figure and the report");
 ABSL_FLAG(
     std::string, preset, "cpu",
-    "cpu: sized for 2 CPU cores; gpu (Figs. 3, 4, 6, 8, 9): the whole grid at the cpu sizes, for a GPU; "
-    "paper: the paper's sizes, steps, seeds and learning-rate sweep (for a GPU); smoke: seconds, for tests");
+    "cpu: sized for 2 CPU cores; gpu (Figs. 3, 4, 6, 8, 9, scaling): the whole grid at the cpu sizes, for a "
+    "GPU; paper: the paper's sizes, steps, seeds and learning-rate sweep (for a GPU); smoke: seconds, for "
+    "tests");
 ABSL_FLAG(
     std::string, pretrained, "",
     "local safetensors file(s) of the published checkpoints a preset reads (Figs. 10, 11 at --preset=paper): "

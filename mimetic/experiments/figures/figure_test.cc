@@ -78,7 +78,7 @@ TEST(FigureTest, BadPresetOrFigureIsAClearErrorBeforeAnyRun) {
   const absl::Status no_gpu = LoadPreset(Root(), "fig1", "gpu", {}).status();
   EXPECT_TRUE(absl::IsNotFound(no_gpu)) << no_gpu;
   EXPECT_THAT(no_gpu.message(), HasSubstr("fig1 has no --preset=gpu"));
-  EXPECT_THAT(no_gpu.message(), HasSubstr("figures with one: fig3, fig4, fig6, fig8, fig9"));
+  EXPECT_THAT(no_gpu.message(), HasSubstr("figures with one: fig3, fig4, fig6, fig8, fig9, scaling"));
   EXPECT_TRUE(LoadPreset(Root(), "fig6", "gpu", {}).ok());
   EXPECT_THAT(FindFigure("fig99").status().message(), HasSubstr("figures are: fig1, fig2, fig3, fig4, fig5"));
   EXPECT_THAT(LoadPreset(Root(), "fig1", "smoke", {"sweep.axes[0].fields=model.nothing"}).status().message(),
