@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "mimetic/core/file_util.h"
+#include "mimetic/core/untrusted_tree.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/config/config.h"
@@ -215,8 +216,9 @@ absl::Status UseSavedResults(const std::string& preset, LoadedPresets* loaded) {
     const FigureDef& def = *loaded->defs[i];
     Experiment e = loaded->experiments[i];
     e.set_output_dir((fs::path(e.output_dir()) / "from_results").string());
-    const absl::Status s = RestoreResults(ResultsPath(ResultsRoot(), def.id, preset),
-                                          (fs::path(e.output_dir()) / e.name()).string());
+    const std::string saved = ResultsPath(ResultsRoot(), def.id, preset);
+    absl::Status s = core::CheckNoLinksBelow(ResultsRoot(), saved);
+    if (s.ok()) s = RestoreResults(saved, (fs::path(e.output_dir()) / e.name()).string());
     if (!s.ok()) {
       std::cerr << "skipped: " << def.id << ": " << s.message() << "\n";
       kept.skipped.push_back(Missing(def, preset, absl::StrCat("not drawn: ", s.message())));
@@ -249,6 +251,8 @@ absl::Status SaveFigureResults(const FigureDef& def, const std::string& preset, 
   record.training_seconds = drawn.wall_seconds;
   record.note = absl::GetFlag(FLAGS_results_note);
   const std::string dest = ResultsPath(ResultsRoot(), def.id, preset);
+  // A checkout is anyone's: a folder of it committed as a link must not carry the save outside it.
+  RETURN_IF_ERROR(core::CheckNoLinksBelow(ResultsRoot(), dest));
   RETURN_IF_ERROR(SaveResults(run_dir, dest, RunMarkdown(record)));
   std::cout << "  saved: " << dest << "\n";
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "mimetic/experiments/figures/saved_results.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
+#include "mimetic/core/untrusted_tree.h"
 #include "mimetic/experiments/figures/final_maps_file.h"
 #include "mimetic/experiments/runner/teacher.h"
 
@@ -26,56 +29,59 @@ constexpr const char* kTopFiles[] = {"sweep.textproto", "claims.md",  "claims.js
                                      "summary.csv",     "figure.png", kTeacherWeightsFile};
 
 // A point's files that are kept (its checkpoints, logs and TensorBoard files are not).
-bool KeptPointFile(const fs::path& p) {
-  return p.filename() == "result.textproto" || p.filename() == kFinalMapsFile;
-}
+bool KeptPointFile(const std::string& name) { return name == "result.textproto" || name == kFinalMapsFile; }
 
 absl::Status Error(const std::string& what, const fs::path& p, const std::error_code& ec) {
   return absl::InternalError(absl::StrCat(what, " '", p.string(), "': ", ec.message()));
 }
 
-// Copies `from` to `to`, making its folder.
-absl::Status CopyOne(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  fs::create_directories(to.parent_path(), ec);
-  if (ec) return Error("cannot create", to.parent_path(), ec);
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (ec) return Error(absl::StrCat("cannot copy '", from.string(), "' to"), to, ec);
-  return absl::OkStatus();
+// Where an entry of a run directory is: in the run directory itself (the root, or a run directory inside it
+// such as a stand-in teacher's, teacher.h), or below its points/ folder.
+enum class Place { kRun, kPoints };
+
+// The place of the folder holding `e`, from the names above it: "points" below a run directory starts its
+// points; any other folder entered from a run directory is a run directory inside it.
+Place ParentPlace(const core::TreeEntry& e) {
+  Place at = Place::kRun;
+  for (size_t i = 0; i + 1 < e.parts.size(); ++i) {
+    if (at == Place::kRun && e.parts[i] == "points") at = Place::kPoints;
+  }
+  return at;
 }
 
-// Copies every kept point file under from/points to to/points, keeping the relative paths.
-absl::Status CopyPoints(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  if (!fs::is_directory(from / "points", ec)) return absl::OkStatus();
-  for (fs::recursive_directory_iterator it(from / "points", ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_directory()) {
-      // Checkpoints and TensorBoard folders hold nothing kept; skipping them saves reading megabytes.
-      const std::string name = it->path().filename().string();
-      if (name == "checkpoints" || name == "tb" || name == "plots") it.disable_recursion_pending();
-      continue;
+// What a run directory keeps (kTopFiles, each point's kept files, and run directories inside it: a folder
+// with a sweep.textproto), as a filter for the one safe copy (core/untrusted_tree.h): results come from
+// clones and other machines, so a link, loop or device among them is refused, never followed.
+core::UntrustedTreeFilter KeptFiles() {
+  core::UntrustedTreeFilter f;
+  f.keep_file = [](const core::TreeEntry& e) {
+    if (ParentPlace(e) == Place::kPoints) return KeptPointFile(e.name());
+    for (const char* top : kTopFiles) {
+      if (e.name() == top) return true;
     }
-    if (!KeptPointFile(it->path())) continue;
-    RETURN_IF_ERROR(CopyOne(it->path(), to / fs::relative(it->path(), from)));
-  }
-  if (ec) return Error("cannot list", from / "points", ec);
-  return absl::OkStatus();
+    return false;
+  };
+  f.enter_dir = [](const core::TreeEntry& e) {
+    const std::string& n = e.name();
+    if (ParentPlace(e) == Place::kPoints) {
+      // Checkpoints and TensorBoard folders hold nothing kept; skipping them saves reading megabytes.
+      return n != "checkpoints" && n != "tb" && n != "plots";
+    }
+    if (n == "points") return true;
+    struct stat st;  // a run directory inside this one; lstat, so a linked sweep makes none
+    return ::lstat((fs::path(e.source) / "sweep.textproto").c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  return f;
 }
 
-// Copies a run directory's kept files (kTopFiles present, each point's) and those of the run directories
-// inside it (a folder with a sweep.textproto: the stand-in teacher of Figs. 10 and 11, teacher.h, whose
-// sweep, result and weights --aggregate reads).
+// Copies the kept files of `from` into `to` (which must not exist), refusing anything but plain files and
+// folders where a kept file or folder is; errors say which results were refused.
 absl::Status CopyKept(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  for (const char* f : kTopFiles) {
-    if (fs::is_regular_file(from / f, ec)) RETURN_IF_ERROR(CopyOne(from / f, to / f));
+  absl::StatusOr<std::vector<std::string>> copied = core::CopyUntrustedTree(from, to, KeptFiles());
+  if (!copied.ok()) {
+    return absl::Status(copied.status().code(),
+                        absl::StrCat("results at '", from.string(), "' refused: ", copied.status().message()));
   }
-  RETURN_IF_ERROR(CopyPoints(from, to));
-  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename() == "points" || !fs::is_regular_file(it->path() / "sweep.textproto")) continue;
-    RETURN_IF_ERROR(CopyKept(it->path(), to / it->path().filename()));
-  }
-  if (ec) return Error("cannot list", from, ec);
   return absl::OkStatus();
 }
 
@@ -137,7 +143,8 @@ absl::Status SaveResults(const std::string& run_dir, const std::string& dest, co
     }
   }
   const fs::path staging = to.string() + ".saving";
-  fs::remove_all(staging, ec);
+  RETURN_IF_ERROR(core::MakeDirs(fs::absolute(to).parent_path().string()));
+  fs::remove_all(staging, ec);  // a leftover of a killed save; remove_all never follows a link
   RETURN_IF_ERROR(CopyKept(from, staging));
   RETURN_IF_ERROR(core::WriteTextFile((staging / "run.md").string(), run_md));
   // The old results are replaced only now that the new ones are complete.
@@ -155,16 +162,21 @@ absl::Status RestoreResults(const std::string& results, const std::string& run_d
     return absl::NotFoundError(absl::StrCat("no saved results at '", results,
                                             "' (no sweep.textproto): run the figure with --save_results"));
   }
-  if (fs::exists(to, ec)) {
-    if (!fs::exists(to / kRestoredMarker, ec)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("'", run_dir, "' exists and was not made from saved results; not replacing it"));
-    }
-    fs::remove_all(to, ec);
-    if (ec) return Error("cannot replace", to, ec);
+  if (fs::exists(fs::symlink_status(to, ec)) && !fs::exists(fs::symlink_status(to / kRestoredMarker, ec))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", run_dir, "' exists and was not made from saved results; not replacing it"));
   }
-  RETURN_IF_ERROR(CopyKept(from, to));
-  return core::WriteTextFile((to / kRestoredMarker).string(), results + "\n");
+  // Copied beside it first, so that a refused or failed copy leaves no half-made run directory.
+  const fs::path staging = to.string() + ".restoring";
+  RETURN_IF_ERROR(core::MakeDirs(fs::absolute(to).parent_path().string()));
+  fs::remove_all(staging, ec);  // a leftover of a killed restore; remove_all never follows a link
+  RETURN_IF_ERROR(CopyKept(from, staging));
+  RETURN_IF_ERROR(core::WriteTextFile((staging / kRestoredMarker).string(), results + "\n"));
+  fs::remove_all(to, ec);  // an earlier restore's copy (checked above)
+  if (ec) return Error("cannot replace", to, ec);
+  fs::rename(staging, to, ec);
+  if (ec) return Error(absl::StrCat("cannot rename '", staging.string(), "' to"), to, ec);
+  return absl::OkStatus();
 }
 
 }  // namespace mimetic::experiments

@@ -39,12 +39,17 @@ int CountFinishedPoints(const std::string& run_dir);
 
 // Replaces `dest` with the kept files of `run_dir` and `run_md` as run.md; `dest` changes only when every
 // file was copied (a staging folder beside it is renamed into place). FailedPrecondition when run_dir
-// has no sweep.textproto or claims.md (the figure has not been drawn and judged there).
+// has no sweep.textproto or claims.md (the figure has not been drawn and judged there). The copy is
+// core/untrusted_tree.h's: a link, FIFO or device where a kept file or folder is refuses the save, naming
+// it, and nothing is written outside `dest` (a caller writing into a checkout checks `dest` itself with
+// core::CheckNoLinksBelow).
 absl::Status SaveResults(const std::string& run_dir, const std::string& dest, const std::string& run_md);
 
 // Makes `run_dir` a run directory holding the saved results (no checkpoints), which `--aggregate` then
 // draws and judges. A run_dir that exists is replaced only when an earlier RestoreResults made it (its
-// marker file is there); anything else there is refused, so a real run is never overwritten.
+// marker file is there); anything else there is refused, so a real run is never overwritten. Saved results
+// come from anyone's clone: they are copied as SaveResults copies (nothing followed, nothing written outside
+// run_dir), into a folder beside run_dir that replaces it only when complete.
 absl::Status RestoreResults(const std::string& results, const std::string& run_dir);
 
 }  // namespace mimetic::experiments

@@ -118,6 +118,41 @@ TEST(SavedResultsTest, KeepsARunDirectoryInsideTheRunWithItsWeights) {
             "steps: 3");
 }
 
+// Kept results are anyone's (a clone, a GPU machine's points): a result that is a link to a file outside
+// (the attack: it overwrote ~/.bashrc) is refused, on restore and on save, and nothing is written
+// outside; a link loop is refused, not walked until the copy aborts.
+TEST(SavedResultsTest, RefusesLinksAndLoopsAndWritesNothingOutside) {
+  const fs::path home = Fresh("home_l");
+  Put(home / ".bashrc", "precious");
+  const std::string run = FakeRun("run_l"), saved = Fresh("checkout_l") + "/results/cpu";
+  ASSERT_TRUE(SaveResults(run, saved, "how").ok());
+  const fs::path result = fs::path(saved) / "points/default/seed1/result.textproto";
+  fs::remove(result);
+  fs::create_symlink(fs::relative(home / ".bashrc", result.parent_path()), result);
+  const std::string restored = Fresh("restored_l");
+  fs::remove_all(restored);
+  absl::Status s = RestoreResults(saved, restored);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("points/default/seed1/result.textproto' is a symbolic link; expected a "
+                                     "plain file"));
+  EXPECT_FALSE(fs::exists(restored));
+  EXPECT_FALSE(fs::exists(restored + ".restoring"));
+  // --save_results from a run directory holding the link: refused, the saved results stay as they were.
+  const fs::path run_result = fs::path(run) / "points/default/seed1/result.textproto";
+  fs::remove(run_result);
+  fs::create_symlink(home / ".bashrc", run_result);
+  s = SaveResults(run, Fresh("checkout_l2") + "/results/cpu", "how");
+  EXPECT_THAT(s.message(), HasSubstr("is a symbolic link"));
+  EXPECT_EQ(core::ReadTextFile((home / ".bashrc").string()).value(), "precious");
+  // A loop: points/default/loop -> .. (it holds points/, which would be entered forever).
+  fs::remove(result);
+  Put(result, "steps: 2");
+  fs::create_directory_symlink("..", fs::path(saved) / "points/default/loop");
+  s = RestoreResults(saved, restored);
+  EXPECT_THAT(s.message(), HasSubstr("points/default/loop' is a symbolic link"));
+  EXPECT_FALSE(fs::exists(restored));
+}
+
 TEST(SavedResultsTest, RunMarkdownSaysHowTheResultsWereMade) {
   RunRecord r;
   r.figure = "fig1";
