@@ -145,8 +145,14 @@ std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& grou
     absl::StatusOr<FinalMaps> m = ComputeFinalMaps(run, *r);
     if (m.ok()) {
       out[r->point.seed] = *std::move(m);
-    } else if (problem != nullptr && problem->empty()) {
-      *problem = std::string(m.status().message());
+      continue;
+    }
+    if (problem != nullptr && problem->empty()) *problem = std::string(m.status().message());
+    // A damaged or impossible maps file is refused for the whole group: dropping that seed alone would
+    // let an edited file choose which seeds a map verdict stands on.
+    if (absl::IsDataLoss(m.status())) {
+      if (problem != nullptr) *problem = absl::StrCat("refused: ", m.status().message());
+      return {};
     }
   }
   if (problem != nullptr && problem->empty() && out.empty()) *problem = "the group has no finished runs";

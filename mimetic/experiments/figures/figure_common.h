@@ -51,7 +51,9 @@ std::optional<int64_t> FirstStepReaching(const Group& group, int length, double 
 // is in figure.h. run.maps, when set, answers instead.
 absl::StatusOr<FinalMaps> ComputeFinalMaps(const FigureRun& run, const RunResult& point);
 // The final maps of every seed of `group` that has them, by seed: map claims read every seed, not the
-// first. `problem` (when given) gets the first failure's message.
+// first. `problem` (when given) gets the first failure's message. A seed whose maps file is damaged or
+// holds impossible values (DataLoss, final_maps_file.h) empties the whole result, so the claim is not
+// tested rather than judged on the seeds an edit left.
 std::map<uint64_t, FinalMaps> MapsBySeed(const FigureRun& run, const Group& group,
                                          std::string* problem = nullptr);
 // The same example's maps for any model (e.g. a teacher checkpoint, Fig. 11), `e` a point experiment.

@@ -31,14 +31,15 @@ bool SameBits(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(FinalMapsFileTest, MapsComeBackBitForBit) {
   const std::string dir = FreshDir("roundtrip");
   FinalMaps maps;
-  maps.paste_start = 7;
+  maps.paste_start = 1;
   maps.length = 5;
   maps.maps.push_back({2, {0.1, -0.0, std::numeric_limits<double>::denorm_min(), 1e300}, {1, 0.5, 0.25, 1}});
-  maps.maps.push_back({1, {std::nan("")}, {std::numeric_limits<double>::infinity()}});
+  maps.maps.push_back({3, std::vector<double>(9, std::numeric_limits<double>::max()),
+                       std::vector<double>(9, -std::numeric_limits<double>::min())});
   ASSERT_TRUE(WriteFinalMaps(dir, maps, 1200).ok());
   absl::StatusOr<FinalMaps> back = ReadFinalMaps(dir);
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->paste_start, 7);
+  EXPECT_EQ(back->paste_start, 1);
   EXPECT_EQ(back->length, 5);
   ASSERT_EQ(back->maps.size(), 2u);
   for (size_t l = 0; l < 2; ++l) {
@@ -57,11 +58,39 @@ TEST(FinalMapsFileTest, AbsentIsNotFoundAndDamageIsNamed) {
   EXPECT_THAT(garbage.message(), HasSubstr("final_maps.pb: not a FinalMapsRecord"));
   // A layer whose map is not length x length (e.g. cut short) is refused, not read out of bounds.
   FinalMaps bad;
+  bad.length = 3;
   bad.maps.push_back({3, {1, 2, 3}, {1, 2, 3}});
   ASSERT_TRUE(WriteFinalMaps(dir, bad, 1).ok());
   absl::Status short_map = ReadFinalMaps(dir).status();
   EXPECT_TRUE(absl::IsDataLoss(short_map)) << short_map;
   EXPECT_THAT(short_map.message(), HasSubstr("layer 0 has length 3 but 3 map and 3 mask values"));
+}
+
+// Values no map computation makes are refused by name (issue: a damaged final_maps.pb changed a map verdict
+// with only a warning): a non-finite entry, a paste outside the row, a length of 0 or absurd.
+TEST(FinalMapsFileTest, RefusesImpossibleValues) {
+  const std::string dir = FreshDir("impossible");
+  auto refusal = [&](const FinalMaps& m) {
+    EXPECT_TRUE(WriteFinalMaps(dir, m, 10).ok());
+    const absl::Status s = ReadFinalMaps(dir).status();
+    EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+    return std::string(s.message());
+  };
+  FinalMaps ok;
+  ok.paste_start = 1;
+  ok.length = 2;
+  ok.maps.push_back({2, {0.5, 0.5, 0.25, 0.75}, {1, 0, 0, 1}});
+  ASSERT_TRUE(WriteFinalMaps(dir, ok, 10).ok());
+  ASSERT_TRUE(ReadFinalMaps(dir).ok());
+  FinalMaps nan = ok;
+  nan.maps[0].map[2] = std::nan("");
+  EXPECT_THAT(refusal(nan), HasSubstr("layer 0 entry 2 is nan; expected a finite map and mask value"));
+  FinalMaps outside = ok;
+  outside.paste_start = 2;
+  EXPECT_THAT(refusal(outside), HasSubstr("paste_start is 2; expected 0..1 (inside the mapped row)"));
+  FinalMaps empty = ok;
+  empty.length = 0;
+  EXPECT_THAT(refusal(empty), HasSubstr("length is 0; expected 1..65536"));
 }
 
 }  // namespace
