@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -100,6 +101,29 @@ std::vector<Claim> JudgeFigure(const FigureDef& def, const FigureRun& run) {
   return claims;
 }
 
+namespace {
+
+// The points the verdicts stand on: finished ones, the rest not finished or refused on reading.
+Coverage CoverageOf(const ExperimentSummary& summary) {
+  Coverage c;
+  c.total = static_cast<int>(summary.runs.size());
+  std::set<std::string> refused;
+  for (const auto& r : summary.refused) {
+    refused.insert(r.dir);
+    c.refused.push_back(r.why);
+  }
+  for (const RunResult& r : summary.runs) {
+    if (r.finished) {
+      ++c.judged;
+    } else if (!refused.count(r.point.dir)) {
+      c.missing.push_back(r.point.dir);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& preset,
                                        const Experiment& experiment, const RunOptions& options,
                                        std::optional<SlurmSubmission>* submitted) {
@@ -128,8 +152,12 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   for (const RunResult& r : run.summary.runs) out.wall_seconds += r.finished ? r.result.seconds() : 0;
   if (run.teacher.run.has_value()) out.wall_seconds += run.teacher.run->result.seconds();
   std::vector<std::string> problems;
-  if (!run.summary.aggregate.unfinished.empty()) {
-    problems.push_back(absl::StrCat(run.summary.aggregate.unfinished.size(), " grid points not finished"));
+  const Coverage coverage = CoverageOf(run.summary);
+  if (!coverage.missing.empty()) {
+    problems.push_back(absl::StrCat(coverage.missing.size(), " grid points not finished"));
+  }
+  if (!coverage.refused.empty()) {
+    problems.push_back(absl::StrCat(coverage.refused.size(), " grid points refused (see claims.md)"));
   }
   if (options.plots) {
     absl::StatusOr<Figure> figure = def.draw(run);
@@ -144,7 +172,8 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   out.room = RoomLines(run);
   RETURN_IF_ERROR(core::WriteTextFile(
       out.claims_md_path,
-      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims, out.room)));
+      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims, out.room,
+                     coverage)));
   // The verdicts as data beside the table, so they can be gathered without recomputing them.
   RETURN_IF_ERROR(core::WriteTextFile((dir / "claims.json").string(), ClaimsJson(out.claims)));
   out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");

@@ -128,6 +128,39 @@ TEST(FigureTest, SavedResultsAreJudgedAgainToTheSameClaimsWithoutCheckpoints) {
                            " > " + again_out + ".log 2>&1";
   EXPECT_NE(std::system(both.c_str()), 0);
   EXPECT_THAT(Read(again_out + ".log"), HasSubstr("skipped: fig9: no saved results at"));
+
+  // A hostile clone of those results. A result that could not have been made (exact 7) is refused by name
+  // and the figure says on which points it stands, its verdicts provisional.
+  const fs::path hostile = fs::path(::testing::TempDir()) / "hostile";
+  const fs::path kept = hostile / "mimetic/experiments/figures/fig1/results/smoke";
+  fs::remove_all(hostile);
+  fs::create_directories(kept.parent_path());
+  fs::copy(saved, kept, fs::copy_options::recursive);
+  const fs::path bad = kept / "points/mimetic/seed1/result.textproto";
+  std::string text = Read(bad);
+  text.replace(text.find("exact: "), 7, "exact: 7");  // the first final accuracy, 7 followed by its digits
+  std::ofstream(bad) << text;
+  const std::string judge = fig + "--output_dir=" + again_out + " --from_results --results_root=" +
+                            hostile.string() + " > " + again_out + ".log 2>&1";
+  ASSERT_EQ(std::system(judge.c_str()), 0) << Read(again_out + ".log");
+  const std::string md = Read(fs::path(again_out) / "from_results/fig1_smoke/claims.md");
+  EXPECT_THAT(md, HasSubstr("- Points judged: 3 of 4 grid points: the verdicts are **provisional**"));
+  EXPECT_THAT(md, HasSubstr("points/mimetic/seed1/result.textproto': final[0].exact is 7"));
+  EXPECT_THAT(md, HasSubstr("(provisional) |"));
+  // The same result as a link to a file outside: refused, the file untouched, no crash, nothing judged.
+  const fs::path precious = hostile / "bashrc";
+  std::ofstream(precious) << "precious";
+  fs::remove(bad);
+  fs::create_symlink(fs::relative(precious, bad.parent_path()), bad);
+  ASSERT_TRUE(fs::exists(bad));  // the link reaches it
+  EXPECT_NE(std::system(judge.c_str()), 0);
+  EXPECT_THAT(Read(again_out + ".log"), HasSubstr("result.textproto' is a symbolic link"));
+  EXPECT_EQ(Read(precious), "precious");
+  // A results folder committed as a link out of the checkout: neither read nor written through.
+  fs::remove_all(kept);
+  fs::create_directory_symlink(hostile, kept);
+  EXPECT_NE(std::system(judge.c_str()), 0);
+  EXPECT_THAT(Read(again_out + ".log"), HasSubstr("results/smoke' is a symbolic link"));
 }
 
 // Fig. 10 trains a stand-in teacher first: its saved results keep the teacher's sweep, result and weights

@@ -1,5 +1,6 @@
 #include "mimetic/experiments/results/aggregate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -208,7 +209,8 @@ std::string SummaryCsv(const Experiment& e, const Aggregate& a) {
       for (const std::string& n : axis_names) out << Csv(g.Axis(n)) << ",";
       const Stat& x = g.exact.at(len);
       const Stat& t = g.token.at(len);
-      out << Csv(g.lr) << "," << len << "," << g.runs.size() << ","
+      // Seeds with an accuracy at this length (a run that has none is not counted as one).
+      out << Csv(g.lr) << "," << len << "," << std::min(x.n, t.n) << ","
           << absl::StrFormat("%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", x.mean, x.se, t.mean, t.se, g.loss.mean,
                              g.loss.se)
           << "\n";

@@ -132,12 +132,27 @@ std::string RoomMarkdown(const std::vector<std::string>& room) {
   return md;
 }
 
+std::string CoverageMarkdown(const Coverage& c) {
+  if (c.total <= 0) return "";
+  if (!c.Partial()) return absl::StrCat("- Points judged: all ", c.total, " grid points\n");
+  std::string md = absl::StrCat("- Points judged: ", c.judged, " of ", c.total,
+                                " grid points: the verdicts are **provisional** (the other points may change "
+                                "them)\n");
+  if (!c.missing.empty()) {
+    absl::StrAppend(&md, "  - not finished (", c.missing.size(), "): ",
+                    MarkdownCell(absl::StrJoin(c.missing, ", ")), "\n");
+  }
+  for (const std::string& why : c.refused) absl::StrAppend(&md, "  - refused: ", MarkdownCell(why), "\n");
+  return md;
+}
+
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room) {
+                           const std::vector<std::string>& room, const Coverage& coverage) {
   std::string md = absl::StrCat(
       "# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
-      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), "- ", TalliesLine(claims), "\n\n",
+      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), CoverageMarkdown(coverage), "- ",
+      TalliesLine(claims), "\n\n",
       "Each verdict is computed by code from this run's metrics with the rule "
       "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
   if (claims.empty()) {
@@ -147,7 +162,8 @@ std::string ClaimsMarkdown(const std::string& figure_title, const std::string& p
   md += "| claim | paper | measured | verdict |\n|---|---|---|---|\n";
   for (const Claim& c : claims) {
     absl::StrAppend(&md, "| ", MarkdownCell(c.id + KindLabel(c.kind)), " | ", MarkdownCell(c.paper), " | ",
-                    MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "** |\n");
+                    MarkdownCell(c.measured), " | **", VerdictName(c.verdict), "**",
+                    coverage.Partial() ? " (provisional)" : "", " |\n");
   }
   md += "\n## Rules\n\n";
   for (const Claim& c : claims) {

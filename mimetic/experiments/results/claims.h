@@ -85,13 +85,27 @@ std::string TalliesLine(const std::vector<Claim>& claims);
 // " (stand-in)" / " (other target)" / "" for the paper's own: the label a claim's id carries in tables.
 std::string KindLabel(ClaimKind kind);
 
+// Which grid points a figure's verdicts stand on. A figure judged on part of its grid (points not finished,
+// e.g. a campaign slice, or refused on reading, runner/point_result_check.h) says so, and its verdicts are
+// provisional: the missing points may change them.
+struct Coverage {
+  int judged = 0, total = 0;
+  std::vector<std::string> missing;  // point directories without a result
+  std::vector<std::string> refused;  // why each refused point was refused (file, field, value, range)
+  bool Partial() const { return judged < total; }
+};
+// "- Points judged: all 12 grid points" or "- Points judged: 5 of 12 grid points: the verdicts are
+// **provisional** ...", with the missing and refused points as sub-items.
+std::string CoverageMarkdown(const Coverage& coverage);
+
 // Markdown for claims.md: a header naming the figure, preset and setup; a table
 // claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
 // newlines become spaces, so any text keeps the table intact and shows as written.
-// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model.
+// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model. With a
+// coverage (total > 0) its line follows, and on a partial grid every verdict reads "(provisional)".
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room = {});
+                           const std::vector<std::string>& room = {}, const Coverage& coverage = {});
 
 // The room lines as a markdown list item with one sub-item each ("" when there are none).
 std::string RoomMarkdown(const std::vector<std::string>& room);

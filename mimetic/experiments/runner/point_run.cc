@@ -20,6 +20,7 @@
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/render/plots.h"
+#include "mimetic/experiments/runner/point_result_check.h"
 #include "mimetic/experiments/runner/progress.h"
 #include "mimetic/experiments/runner/stop_signal.h"
 #include "mimetic/experiments/runner/threads.h"
@@ -495,7 +496,7 @@ absl::StatusOr<RunResult> RunPoint(const Experiment& e, const GridPoint& point, 
   RETURN_IF_ERROR(core::RemoveStaleTemps((dir / "checkpoints").string()).status());
   RETURN_IF_ERROR(PrepareDirectory(e, dir, progress, &lock));
   if (e.resume()) {
-    absl::StatusOr<PointResult> done = ReadPointResult(point_dir);
+    absl::StatusOr<PointResult> done = ReadPointResult(point_dir, e);
     if (done.ok()) {
       RunResult r;
       r.point = point;
@@ -523,11 +524,26 @@ Experiment TrainedState(Experiment e) {
 
 absl::Status CheckDevice(const Experiment& experiment) { return ResolveDevice(experiment).status(); }
 
-absl::StatusOr<PointResult> ReadPointResult(const std::string& point_dir) {
+absl::StatusOr<PointResult> ReadPointResult(const std::string& point_dir, const Experiment& point_experiment) {
   const fs::path path = fs::path(point_dir) / "result.textproto";
   std::error_code ec;
-  if (!fs::exists(path, ec)) return absl::NotFoundError(absl::StrCat("'", path.string(), "' does not exist"));
-  return ReadResultFile(path);
+  if (!fs::exists(fs::symlink_status(path, ec))) {
+    return absl::NotFoundError(absl::StrCat("'", path.string(), "' does not exist"));
+  }
+  ASSIGN_OR_RETURN(PointResult r, ReadResultFile(path));
+  RETURN_IF_ERROR(CheckPointResult(r, point_experiment, path.string()));
+  return r;
+}
+
+absl::StatusOr<PointResult> ReadGridPointResult(const std::string& run_dir, const Experiment& experiment,
+                                                const GridPoint& point) {
+  const fs::path dir = fs::path(run_dir) / point.dir;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(dir / "result.textproto", ec))) {
+    return absl::NotFoundError(absl::StrCat("'", (dir / "result.textproto").string(), "' does not exist"));
+  }
+  ASSIGN_OR_RETURN(Experiment one, PointExperiment(experiment, point));
+  return ReadPointResult(dir.string(), one);
 }
 
 double FinalExact(const PointResult& r, int length) {

@@ -57,8 +57,14 @@ Experiment TrainedState(Experiment experiment);
 // OK when the experiment's device can be used (CUDA needs the backend linked in and a GPU).
 absl::Status CheckDevice(const Experiment& experiment);
 
-// The finished result in `point_dir`, if any (NotFound when the point has not finished).
-absl::StatusOr<PointResult> ReadPointResult(const std::string& point_dir);
+// The finished result in `point_dir`, if any (NotFound when the point has not finished), checked against
+// the point experiment that should have made it (point_result_check.h): DataLoss naming the file, field,
+// value and expected range when it could not have been written by a run of that point.
+absl::StatusOr<PointResult> ReadPointResult(const std::string& point_dir, const Experiment& point_experiment);
+// The same for grid point `point` of the sweep `experiment` in `run_dir`; the point experiment is
+// resolved only when a result exists (resolving every point of a large sweep is slow).
+absl::StatusOr<PointResult> ReadGridPointResult(const std::string& run_dir, const Experiment& experiment,
+                                                const GridPoint& point);
 
 // Final exact / token accuracy at `length` (NaN when absent).
 double FinalExact(const PointResult& r, int length);

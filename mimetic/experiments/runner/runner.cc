@@ -178,7 +178,7 @@ double MonotonicSeconds() {
 }
 
 // Unfinished points in child processes, `options.jobs` at a time, the cores divided among them.
-absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& run_dir,
+absl::Status RunInChildren(const Experiment& e, const std::vector<GridPoint>& grid, const fs::path& run_dir,
                            const RunOptions& options, std::ostream& progress) {
   const int cores = std::max(1, options.cores > 0 ? options.cores : AvailableCores());
   // More children than cores would oversubscribe the machine (each needs at least one thread):
@@ -194,7 +194,9 @@ absl::Status RunInChildren(const std::vector<GridPoint>& grid, const fs::path& r
   std::vector<ChildJob> jobs;
   std::vector<const GridPoint*> pending;
   for (const GridPoint& p : grid) {
-    if (ReadPointResult((run_dir / p.dir).string()).ok()) continue;
+    absl::StatusOr<PointResult> done = ReadGridPointResult(run_dir.string(), e, p);
+    if (done.ok()) continue;
+    if (!absl::IsNotFound(done.status())) return done.status();  // rerunning would not fix a refused result
     std::error_code ec;
     fs::create_directories(run_dir / p.dir, ec);
     ChildJob job;
@@ -315,7 +317,7 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
       // Refuse an unavailable device here, before any child starts.
       ASSIGN_OR_RETURN(Experiment first, PointExperiment(e, summary.grid[0]));
       RETURN_IF_ERROR(CheckDevice(first));
-      RETURN_IF_ERROR(RunInChildren(summary.grid, run_dir, options, progress));
+      RETURN_IF_ERROR(RunInChildren(e, summary.grid, run_dir, options, progress));
     }
   } else if (!fs::is_regular_file(run_dir / "sweep.textproto")) {
     // Every run and every submission writes sweep.textproto first: without it nothing was started here.
@@ -328,19 +330,26 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     RETURN_IF_ERROR(CheckRunDirectory(e, run_dir, /*fresh=*/false));
   }
-  // Results of points run elsewhere (children, earlier processes, cluster jobs) come from their files.
+  // Results of points run elsewhere (children, earlier processes, cluster jobs, kept or merged results)
+  // come from their files; one that could not have been made by its point is refused by name and left out,
+  // so the summaries and verdicts say on which points they stand.
   for (RunResult& r : summary.runs) {
     if (r.finished) continue;
-    absl::StatusOr<PointResult> done = ReadPointResult((run_dir / r.point.dir).string());
+    absl::StatusOr<PointResult> done = ReadGridPointResult(run_dir.string(), e, r.point);
     if (done.ok()) {
       r.result = *done;
       r.finished = true;
     } else if (!absl::IsNotFound(done.status())) {
-      return done.status();
+      summary.refused.push_back({r.point.dir, std::string(done.status().message())});
+      progress << "refused: " << done.status().message() << "\n";
     }
   }
   summary.aggregate = AggregateRuns(e, summary.runs);
   summary.table = SummaryMarkdown(e, summary.aggregate);
+  if (!summary.refused.empty()) {
+    absl::StrAppend(&summary.table, "\nRefused (", summary.refused.size(), "; not counted above):\n");
+    for (const auto& r : summary.refused) absl::StrAppend(&summary.table, "- ", r.why, "\n");
+  }
   std::error_code ec;
   fs::create_directories(run_dir, ec);
   RETURN_IF_ERROR(core::WriteTextFile((run_dir / "summary.md").string(), summary.table));

@@ -65,6 +65,13 @@ struct ExperimentSummary {
   std::vector<RunResult> runs;  // one per grid point, in grid order (finished or not)
   Aggregate aggregate;
   std::string table;  // summary.md
+  // Points whose result.textproto was refused (point_result_check.h), each as its error: counted as not
+  // finished, and named wherever the sweep is summarised.
+  struct Refused {
+    std::string dir;  // the point's directory, relative to the run directory
+    std::string why;  // the check's error
+  };
+  std::vector<Refused> refused;
   // Set when the points were handed to Slurm instead (or, for a dry run, would have been): then
   // nothing ran or was summarised here (`runs` are the grid's points, unread; `table` is empty).
   std::optional<SlurmSubmission> submitted;

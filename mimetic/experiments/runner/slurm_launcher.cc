@@ -326,7 +326,7 @@ absl::StatusOr<SlurmSubmission> SubmitSweep(const Experiment& e, const std::vect
       ASSIGN_OR_RETURN(Experiment one, PointExperiment(e, p));
       s.cuda = s.cuda || one.device() == "cuda";
     }
-    absl::StatusOr<PointResult> done = ReadPointResult((fs::path(s.run_dir) / p.dir).string());
+    absl::StatusOr<PointResult> done = ReadGridPointResult(s.run_dir, e, p);
     if (absl::IsNotFound(done.status())) {
       s.indices.push_back(p.index);
     } else if (!done.ok()) {
