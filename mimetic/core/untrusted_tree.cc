@@ -108,12 +108,12 @@ absl::Status ListDir(int dir_fd, TreeEntry& at, Walk& walk) {
     if (!S_ISREG(st.st_mode)) return Refused(e.source, st.st_mode, "a plain file or folder");
     if (!walk.filter.keep_file || !walk.filter.keep_file(e)) continue;
     if (st.st_size > walk.filter.max_file_bytes) {
-      return absl::FailedPreconditionError(absl::StrCat("'", e.source, "' has ", st.st_size,
-                                                        " bytes; expected at most ",
-                                                        walk.filter.max_file_bytes));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", e.source, "' has ", st.st_size, " bytes; expected at most ", walk.filter.max_file_bytes));
     }
     if (static_cast<int64_t>(walk.kept.size()) >= walk.filter.max_files) {
-      return absl::FailedPreconditionError(absl::StrCat("'", at.source, "': more than ", walk.filter.max_files,
+      return absl::FailedPreconditionError(absl::StrCat("'", at.source, "': more than ",
+                                                        walk.filter.max_files,
                                                         " files to copy; expected at most that many"));
     }
     walk.kept.push_back(e.rel());
@@ -148,7 +148,8 @@ absl::StatusOr<std::string> ReadBelow(int root_fd, const std::string& root, cons
   const int fd = ::openat(dir, parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   const int open_err = errno;
   ::close(dir);
-  if (fd < 0) return ErrnoError(open_err, absl::StrCat("cannot open '", path, "' (a link is never followed)"));
+  if (fd < 0)
+    return ErrnoError(open_err, absl::StrCat("cannot open '", path, "' (a link is never followed)"));
   ScopedFd file(fd);
   struct stat st;
   if (::fstat(fd, &st) != 0) return ErrnoError(errno, absl::StrCat("cannot examine '", path, "'"));

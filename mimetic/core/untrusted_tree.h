@@ -44,9 +44,9 @@ struct UntrustedTreeFilter {
   std::function<bool(const TreeEntry&)> keep_file;
   // Whether a folder is entered; a folder with nothing kept below it is not created.
   std::function<bool(const TreeEntry&)> enter_dir;
-  int max_depth = 16;                       // components below the root
+  int max_depth = 16;                         // components below the root
   int64_t max_file_bytes = int64_t{1} << 28;  // 256 MiB: a kept file is small (teacher weights: < 1 MB)
-  int64_t max_files = 100000;               // files copied in all
+  int64_t max_files = 100000;                 // files copied in all
 };
 
 // Lists what `filter` keeps under `root` (relative paths, in a fixed sorted order), refusing as described

@@ -85,8 +85,7 @@ TEST(UntrustedTreeTest, RefusesALoopAndALinkedRoot) {
   ASSERT_FALSE(copied.ok());
   EXPECT_THAT(copied.status().message(), HasSubstr("points/x' is a symbolic link"));
   fs::create_directory_symlink(root / "from", root / "linked");
-  absl::StatusOr<std::vector<std::string>> linked =
-      ListUntrustedTree((root / "linked").string(), Results());
+  absl::StatusOr<std::vector<std::string>> linked = ListUntrustedTree((root / "linked").string(), Results());
   ASSERT_FALSE(linked.ok());
   EXPECT_THAT(linked.status().message(), HasSubstr("linked' is a symbolic link; expected a folder"));
 }
@@ -137,9 +136,9 @@ TEST(UntrustedTreeTest, ChecksThatNoFolderOfAPathIsALink) {
   const fs::path root = Fresh("below");
   fs::create_directories(root / "checkout/figures/fig1");
   fs::create_directories(root / "home");
-  EXPECT_TRUE(CheckNoLinksBelow((root / "checkout").string(),
-                                (root / "checkout/figures/fig1/results/cpu").string())
-                  .ok());
+  EXPECT_TRUE(
+      CheckNoLinksBelow((root / "checkout").string(), (root / "checkout/figures/fig1/results/cpu").string())
+          .ok());
   fs::create_directory_symlink(root / "home", root / "checkout/figures/fig1/results");
   absl::Status s =
       CheckNoLinksBelow((root / "checkout").string(), (root / "checkout/figures/fig1/results/cpu").string());

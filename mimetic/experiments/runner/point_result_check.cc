@@ -83,7 +83,8 @@ absl::Status CheckCounts(const PointResult& r, const Experiment& point, const st
 
 absl::Status CheckPointResult(const PointResult& r, const Experiment& point, const std::string& file) {
   if (point.variants_size() != 1 || point.seeds_size() != 1) {
-    return absl::InvalidArgumentError("CheckPointResult: expected a point experiment (one variant, one seed)");
+    return absl::InvalidArgumentError(
+        "CheckPointResult: expected a point experiment (one variant, one seed)");
   }
   RETURN_IF_ERROR(CheckIdentity(r, point, file));
   RETURN_IF_ERROR(CheckCounts(r, point, file));

@@ -4,7 +4,7 @@
 // value and the range expected. An accuracy of 7, a negative one, a NaN, an empty file (no variant, no
 // final evaluation) or another point's result never reaches a summary or a verdict.
 //
-//   RETURN_IF_ERROR(CheckPointResult(result, point_experiment, "runs/fig1/points/default/seed1/result.textproto"));
+//   RETURN_IF_ERROR(CheckPointResult(result, point_experiment, path));
 #ifndef MIMETIC_EXPERIMENTS_RUNNER_POINT_RESULT_CHECK_H_
 #define MIMETIC_EXPERIMENTS_RUNNER_POINT_RESULT_CHECK_H_
 

@@ -26,7 +26,11 @@ Experiment Point() {
 PointResult Good() {
   PointResult r;
   EXPECT_TRUE(MergeConfigText(R"pb(
-                                variant: "default" seed: 1 steps: 100 seconds: 12.5 final_loss: 0.25
+                                variant: "default"
+                                seed: 1
+                                steps: 100
+                                seconds: 12.5
+                                final_loss: 0.25
                                 threads: 2
                                 final { length: 20 exact: 0.5 token: 0.9 }
                                 final { length: 40 exact: 0 token: 0.3 }
@@ -92,7 +96,8 @@ TEST(PointResultCheckTest, RefusesValuesNoRunCouldHaveMade) {
   EXPECT_THAT(Refusal([](PointResult& r) { r.set_final_loss(-1); }),
               HasSubstr("final_loss is -1; expected a finite cross-entropy >= 0"));
   EXPECT_THAT(Refusal([](PointResult& r) { r.set_seconds(std::nan("")); }), HasSubstr("seconds is nan"));
-  EXPECT_THAT(Refusal([](PointResult& r) { r.set_threads(-2); }), HasSubstr("threads is -2; expected 0..65536"));
+  EXPECT_THAT(Refusal([](PointResult& r) { r.set_threads(-2); }),
+              HasSubstr("threads is -2; expected 0..65536"));
 }
 
 // An empty file parses as an empty PointResult: no variant, no final evaluation. It is not a seed with
