@@ -18,6 +18,7 @@
 #include "google/protobuf/text_format.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
+#include "mimetic/core/untrusted_tree.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/render/plots.h"
 #include "mimetic/experiments/runner/point_result_check.h"
@@ -542,6 +543,10 @@ absl::StatusOr<PointResult> ReadGridPointResult(const std::string& run_dir, cons
   if (!fs::exists(fs::symlink_status(dir / "result.textproto", ec))) {
     return absl::NotFoundError(absl::StrCat("'", (dir / "result.textproto").string(), "' does not exist"));
   }
+  // A point directory or result that is a link (unpacked from someone's archive, say) would make a read
+  // judge another file and the figure's later writes beside it (final_maps.pb) land outside the run.
+  absl::Status linked = core::CheckNoLinksBelow(run_dir, (dir / "result.textproto").string());
+  if (!linked.ok()) return absl::DataLossError(linked.message());
   ASSIGN_OR_RETURN(Experiment one, PointExperiment(experiment, point));
   return ReadPointResult(dir.string(), one);
 }

@@ -62,7 +62,8 @@ absl::Status CheckDevice(const Experiment& experiment);
 // value and expected range when it could not have been written by a run of that point.
 absl::StatusOr<PointResult> ReadPointResult(const std::string& point_dir, const Experiment& point_experiment);
 // The same for grid point `point` of the sweep `experiment` in `run_dir`; the point experiment is
-// resolved only when a result exists (resolving every point of a large sweep is slow).
+// resolved only when a result exists (resolving every point of a large sweep is slow). A point directory
+// or result.textproto below run_dir that is a symbolic link is refused (DataLoss), not read through.
 absl::StatusOr<PointResult> ReadGridPointResult(const std::string& run_dir, const Experiment& experiment,
                                                 const GridPoint& point);
 

@@ -275,6 +275,43 @@ TEST(RunnerTest, APartlyFinishedSweepResumesToTheSameResultsAsAnUninterruptedOne
   EXPECT_EQ(resumed.table, uninterrupted.table);
 }
 
+// A finished point read back is checked (point_result_check.h): one whose values no run could have made
+// and one whose directory is a link are refused by name and left out, not counted; the others are judged.
+TEST(RunnerTest, APointReadBackThatNoRunCouldHaveMadeIsRefusedByNameAndLeftOut) {
+  const std::string dir = ::testing::TempDir() + "/sweep_refused";
+  std::ostringstream sink;
+  Experiment e = LrSweep(dir);
+  ExperimentSummary full = RunExperiment(e, QuietRunOptions(&sink)).value();
+  ASSERT_EQ(full.grid.size(), 4u);
+  const fs::path run = fs::path(dir) / "small";
+  const fs::path edited = run / full.grid[1].dir / "result.textproto";
+  std::string text = Read(edited);
+  text.replace(text.find("exact: "), 7, "exact: 7");
+  std::ofstream(edited) << text;
+  const fs::path linked = run / full.grid[2].dir, elsewhere = fs::path(dir + "_elsewhere");
+  fs::remove_all(elsewhere);
+  fs::rename(linked, elsewhere);
+  fs::create_directory_symlink(elsewhere, linked);
+  RunOptions agg = QuietRunOptions(&sink);
+  agg.aggregate_only = true;
+  ExperimentSummary judged = RunExperiment(e, agg).value();
+  ASSERT_EQ(judged.refused.size(), 2u);
+  EXPECT_EQ(judged.refused[0].dir, full.grid[1].dir);
+  EXPECT_THAT(judged.refused[0].why, HasSubstr(edited.string() + "': final[0].exact is 7"));
+  EXPECT_THAT(judged.refused[1].why, HasSubstr("is a symbolic link"));
+  EXPECT_FALSE(judged.runs[1].finished);
+  EXPECT_FALSE(judged.runs[2].finished);
+  EXPECT_TRUE(judged.runs[0].finished);
+  EXPECT_EQ(judged.aggregate.unfinished.size(), 2u);
+  EXPECT_THAT(judged.table, HasSubstr("Refused (2; not counted above)"));
+  // Training again does not run over a refused result: it stops naming it (rerunning would not fix it).
+  RunOptions two = QuietRunOptions(&sink);
+  two.jobs = 2;
+  absl::Status again = RunExperiment(e, two).status();
+  EXPECT_TRUE(absl::IsDataLoss(again)) << again;
+  EXPECT_THAT(again.message(), HasSubstr("final[0].exact is 7"));
+}
+
 TEST(RunnerTest, AggregateOverADirectoryWithoutARunIsAClearError) {
   std::ostringstream sink;
   RunOptions agg = QuietRunOptions(&sink);
