@@ -23,6 +23,7 @@
 #include "mimetic/experiments/runner/testing/tiny_experiment.h"
 #include "mimetic/experiments/runner/threads.h"
 #include "mimetic/init/safetensors.h"
+#include "mimetic/train/checkpoint.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -334,13 +335,13 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   const std::string last = ckpts + "/step_00000004.safetensors";
   std::map<std::string, std::string> metadata;
   core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
-  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
   tree = tree.MapWithPath([](const std::string& path, const core::Tensor& t) {
     const bool m = path.rfind("opt/m/", 0) == 0, v = path.rfind("opt/v/", 0) == 0;
     if (!m && !v) return t;
     const float value = m ? std::numeric_limits<float>::max() : 0.0f;
     return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), value)).value();
   });
+  metadata[train::kCheckpointDigestKey] = train::CheckpointDigest(tree, metadata);  // signed as a run would
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
   ExperimentSummary s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink)).value();
@@ -365,12 +366,12 @@ TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
   const std::string last = out + "/tiny/points/default/seed1/checkpoints/step_00000004.safetensors";
   std::map<std::string, std::string> metadata;
   core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
-  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
   std::vector<float> d = tree.Get("layers/0/mixer/D").value().ToVector<float>().value();
   d[0] = std::nanf("");
   tree = tree.Replace("layers/0/mixer/D",
                       core::Tensor::FromHost<float>({static_cast<int64_t>(d.size())}, d).value())
              .value();
+  metadata[train::kCheckpointDigestKey] = train::CheckpointDigest(tree, metadata);  // signed as a run would
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
   absl::StatusOr<ExperimentSummary> s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink));
