@@ -288,6 +288,34 @@ TEST(DiskFullTest, AFileSizeLimitBelowACheckpointFailsNamingItNotBySignal) {
   EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
 }
 
+// Issue 51 item 8: an attention-map PNG that cannot be written on a full disk was fatal (exit 1, no
+// result), where a gnuplot plot was a warning. Now it is a warning too, and the earlier picture stays.
+TEST(DiskFullTest, AnAttentionMapThatCannotBeWrittenIsAWarningAndTheOldPictureStays) {
+  const std::string out = OutDir("full_maps");
+  // TinyArgs less --noplots: the maps are what this is about.
+  std::vector<std::string> args = {TinyConfig(), "--threads=1"};
+  for (const std::string& set :
+       {"output_dir=" + out, std::string("train.steps=4"), std::string("train.checkpoint_every=2"),
+        std::string("variants=[{name: \"default\"}]")}) {
+    args.insert(args.end(), {"--set", set});
+  }
+  ASSERT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
+  const std::string point = out + "/tiny/points/default/seed1";
+  const std::map<std::string, std::string> pictures = Snapshot(point + "/plots");
+  ASSERT_EQ(pictures.size(), 4u);  // a map and a mask per layer
+  // The point finishes again (final evaluation, maps, result) on a disk with room for its small text files
+  // (under 1 KB) but not for a picture (each about 2.4 KB).
+  ASSERT_TRUE(fs::remove(point + "/result.textproto"));
+  EXPECT_EQ(RunToEnd(args, out + ".full.log", /*file_size_limit=*/2048), 0) << ReadFile(out + ".full.log");
+  const std::string log = ReadFile(out + ".full.log");
+  EXPECT_THAT(log, HasSubstr("warning: attention maps not written"));
+  EXPECT_THAT(log, HasSubstr("_map.png"));
+  EXPECT_THAT(log, HasSubstr("File too large"));
+  EXPECT_THAT(Changed(pictures, Snapshot(point + "/plots")), IsEmpty());
+  EXPECT_FALSE(ReadFile(point + "/result.textproto").empty());
+  EXPECT_THAT(FilesNamed(out, ".tmp"), IsEmpty());
+}
+
 // A plot that gnuplot cannot draw whole (on a full disk it writes part of the image and exits 0) is a
 // warning, not a failed run, and the earlier picture stays. The stand-in gnuplot on PATH writes 9 bytes.
 TEST(DiskFullTest, APlotThatCannotBeDrawnWholeIsAWarningAndTheOldPictureStays) {
