@@ -45,22 +45,6 @@ const char* StepName(ChildStep step) {
   return "?";
 }
 
-// argv[0] itself when it holds a '/'; else the first executable regular file of that name on PATH,
-// resolved here because the child may call only async-signal-safe functions (execvp may allocate).
-absl::StatusOr<std::string> ResolveProgram(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
-    struct stat st;
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return absl::NotFoundError(absl::StrCat("'", name, "' was not found on PATH"));
-}
-
 // Everything the child needs, prepared before fork: after it only async-signal-safe calls are allowed.
 struct ChildPlan {
   const char* program;
@@ -133,12 +117,28 @@ absl::Status AwaitExec(int report_fd, pid_t pid, const std::string& program) {
 
 }  // namespace
 
+// Resolved here, not by execvp in the child: after fork only async-signal-safe calls are allowed, and
+// execvp may allocate.
+absl::StatusOr<std::string> FindProgram(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("'", name, "' was not found on PATH"));
+}
+
 void SetParentDiesAfterForkForTest(bool on) { parent_dies_after_fork = on; }
 
 absl::StatusOr<pid_t> SpawnChild(const SpawnSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty())
     return absl::InvalidArgumentError("SpawnChild: no program given");
-  absl::StatusOr<std::string> program = ResolveProgram(spec.argv[0]);
+  absl::StatusOr<std::string> program = FindProgram(spec.argv[0]);
   if (!program.ok()) return program.status();
   std::vector<char*> argv, envp;
   for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));

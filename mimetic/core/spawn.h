@@ -43,6 +43,10 @@ struct SpawnSpec {
 // log, chdir, exec), naming the program and the step.
 absl::StatusOr<pid_t> SpawnChild(const SpawnSpec& spec);
 
+// `name` itself when it holds a '/'; else the first executable regular file of that name on PATH
+// ("/usr/bin:/bin" when PATH is unset). NotFound "'<name>' was not found on PATH" otherwise.
+absl::StatusOr<std::string> FindProgram(const std::string& name);
+
 // For tests: force the race of issue 51. When on, the next SpawnChild's parent kills itself with SIGKILL
 // right after fork, and its child waits (up to 5 s) until it has been re-parented before asking for its
 // death signal, so only the parent check can stop it. Call it only in a process the test forked.
