@@ -1,7 +1,6 @@
 #include "mimetic/core/subprocess.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,15 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "mimetic/core/file_util.h"
-
-extern char** environ;
+#include "mimetic/core/spawn.h"
 
 namespace mimetic::core {
 
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                                          const std::string& install_hint) {
   if (argv.empty() || argv[0].empty()) return absl::InvalidArgumentError("RunProgram: no program given");
-  // Checked here: a failed chdir inside posix_spawn reports ENOENT, indistinguishable from "no program".
+  // Checked before anything starts, so that the message names the missing directory plainly.
   struct stat st;
   if (::stat(cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
@@ -34,27 +32,23 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv, c
   if (log_fd < 0) return ErrnoError(errno, absl::StrCat("creating a temporary file '", log_template, "'"));
   ::unlink(log_template.c_str());
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
+  // SpawnChild ties the child to this thread: a figure killed while gnuplot or a PyTorch peer runs takes
+  // the child with it.
+  SpawnSpec spec;
+  spec.argv = argv;
+  spec.cwd = cwd;
+  spec.stdout_fd = log_fd;
+  absl::StatusOr<pid_t> spawned = SpawnChild(spec);
+  if (!spawned.ok()) {
     ::close(log_fd);
-    if (rc == ENOENT) {
+    if (spawned.status().code() == absl::StatusCode::kNotFound) {
       return absl::FailedPreconditionError(absl::StrCat(
           "'", argv[0], "' was not found on PATH",
           install_hint.empty() ? std::string() : absl::StrCat("; install it (", install_hint, ")")));
     }
-    return ErrnoError(rc, absl::StrCat("starting '", argv[0], "' in '", cwd, "'"));
+    return spawned.status();
   }
+  const pid_t pid = *spawned;
   int wstatus = 0;
   while (::waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) {

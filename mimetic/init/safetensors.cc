@@ -231,6 +231,41 @@ absl::Status ParseMetadata(const std::string& where, const Json& value,
   return absl::OkStatus();
 }
 
+// The regions, in data order, must tile the data exactly: no overlap, no gap, nothing after the last, as
+// the reference reader requires (its validate()). A header length a few bytes short still parses (the
+// padding is spaces) but starts the data early, shifting every tensor; only the bytes left over show it.
+absl::Status CheckTiling(const std::string& where, const std::vector<Entry>& sorted, uint64_t data_bytes) {
+  uint64_t expected = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const Entry& cur = sorted[i];
+    const std::string after =
+        i == 0 ? "the start of the data"
+               : absl::StrCat("tensor '", sorted[i - 1].name, "' ", OffsetsString(sorted[i - 1]));
+    if (cur.begin < expected) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": tensor '", cur.name, "': data_offsets ",
+                                                     OffsetsString(cur), " overlap ", after,
+                                                     ": expected begin >= ", expected));
+    }
+    if (cur.begin > expected) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": tensor '", cur.name, "': data_offsets ", OffsetsString(cur),
+                       " leave a gap of ", cur.begin - expected, " bytes after ", after,
+                       ": expected begin == ", expected, " (the tensors must cover the data exactly)"));
+    }
+    expected = cur.end;
+  }
+  if (expected != data_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": ", data_bytes - expected, " bytes follow the ",
+        sorted.empty()
+            ? std::string("header, which lists no tensor")
+            : absl::StrCat("last tensor '", sorted.back().name, "' ", OffsetsString(sorted.back())),
+        ": expected the data to end at byte ", expected,
+        " (the tensors must cover the data exactly; is the header length wrong?)"));
+  }
+  return absl::OkStatus();
+}
+
 // Reads one entry's bytes into a new CPU tensor, converting half precision to f32.
 absl::StatusOr<Tensor> ReadTensor(int fd, const std::string& path, uint64_t data_start, const Entry& e) {
   const core::TensorMeta meta{e.shape, TreeDType(e.dtype), core::Device::kCpu};
@@ -413,15 +448,7 @@ absl::StatusOr<ParamTree> ReadSafetensors(const std::string& path,
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.begin, a.end, a.header_index) < std::tie(b.begin, b.end, b.header_index);
   });
-  for (size_t i = 1; i < entries.size(); ++i) {
-    const Entry& prev = entries[i - 1];
-    const Entry& cur = entries[i];
-    if (cur.begin < prev.end) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": tensor '", cur.name, "': data_offsets ",
-                                                     OffsetsString(cur), " overlap tensor '", prev.name, "' ",
-                                                     OffsetsString(prev), ": expected begin >= ", prev.end));
-    }
-  }
+  RETURN_IF_ERROR(CheckTiling(where, entries, data_bytes));
 
   std::vector<std::pair<std::string, Tensor>> pairs;
   pairs.reserve(entries.size());

@@ -42,8 +42,9 @@ absl::Status WriteSafetensorsWithOptions(const std::string& path, const core::Pa
 // Reads a safetensors file into a CPU tree whose paths are the file's tensor names, ordered by data
 // offset. F32, F64 and I32 are read as they are; F16 and BF16 (common in PyTorch checkpoints) are
 // converted to f32 exactly. Anything malformed (short file, header length past the end, bad JSON,
-// unknown dtype, offsets outside the data, overlapping, or not matching shape × dtype size) is an
-// InvalidArgument naming the tensor and the expected and found values; an unreadable file is
+// unknown dtype, offsets outside the data, overlapping, leaving a gap or bytes after the last tensor, or
+// not matching shape × dtype size) is an InvalidArgument naming the tensor and the expected and found
+// values: the regions must tile the data exactly, as the reference reader requires; an unreadable file is
 // NotFound or the errno's code. `metadata`, when given, receives "__metadata__".
 absl::StatusOr<core::ParamTree> ReadSafetensors(const std::string& path,
                                                 std::map<std::string, std::string>* metadata = nullptr);

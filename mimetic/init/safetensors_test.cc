@@ -362,6 +362,44 @@ TEST(SafetensorsTest, RejectsOverlappingTensors) {
       {"tensor 'b'", "[4, 12]", "overlap tensor 'a' [0, 8]", "expected begin >= 8"});
 }
 
+// Issue 51 item 6: the regions tile the data exactly (the reference reader's rule), so a header length off
+// by a few bytes, a gap or bytes left over are refused instead of shifting or ignoring data.
+TEST(SafetensorsTest, RejectsGapsAndBytesAfterTheLastTensor) {
+  ExpectInvalid(
+      ReadStatus("gap.safetensors", MakeFile(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                                             R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+                                             std::string(12, '\0'))),
+      {"tensor 'b'", "[8, 12]", "gap of 4 bytes after tensor 'a' [0, 4]", "expected begin == 4"});
+  ExpectInvalid(
+      ReadStatus("late_start.safetensors",
+                 MakeFile(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0'))),
+      {"tensor 'a'", "gap of 4 bytes after the start of the data", "expected begin == 0"});
+  ExpectInvalid(
+      ReadStatus("trailing.safetensors",
+                 MakeFile(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(7, '\0'))),
+      {"3 bytes follow the last tensor 'a' [0, 4]", "expected the data to end at byte 4"});
+  ExpectInvalid(ReadStatus("trailing_empty.safetensors", MakeFile("{}", "x")),
+                {"1 bytes follow the header, which lists no tensor"});
+}
+
+TEST(SafetensorsTest, RejectsAHeaderLengthAFewBytesShort) {
+  const std::string path = TestPath("short_header.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, MixedTree()).ok());
+  const std::string bytes = ReadFile(path);
+  uint64_t header_len = 0;
+  for (int b = 7; b >= 0; --b) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[b]);
+  std::string header = bytes.substr(8, header_len);
+  const std::string data = bytes.substr(8 + header_len);
+  header.erase(header.find_last_not_of(' ') + 1);
+  header.append(8, ' ');  // padding that a shorter length still parses within
+  WriteFile(path, LittleEndian64(header.size()) + header + data);
+  ASSERT_TRUE(ReadSafetensors(path).ok()) << "the padded file itself is well formed";
+  // Four bytes short: the JSON still parses, and every tensor would start four bytes early.
+  WriteFile(path, LittleEndian64(header.size() - 4) + header + data);
+  ExpectInvalid(ReadSafetensors(path).status(),
+                {"4 bytes follow the last tensor 'norm_f/weight'", "is the header length wrong?"});
+}
+
 TEST(SafetensorsTest, RejectsTruncatedCheckpointNamingTheLastTensor) {
   const std::string path = TestPath("truncated.safetensors");
   ASSERT_TRUE(WriteSafetensors(path, MixedTree()).ok());

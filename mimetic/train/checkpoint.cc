@@ -36,10 +36,9 @@ constexpr char kFormat[] = "mimetic-checkpoint-1";
 constexpr char kFormatKey[] = "format";
 constexpr char kStepKey[] = "step";
 constexpr char kDataKeyKey[] = "data_key";
-// FNV-1a-64 over the per-tensor FNV-1a-64 hashes of every tensor's bytes, in file order. Safetensors
-// has no checksum of its own; this catches flipped or zeroed data bytes, which the format's structural
-// checks cannot.
-constexpr char kDigestKey[] = "content_fnv1a64";
+// The digest of checkpoints written before issue 51: FNV-1a-64 over the per-tensor FNV-1a-64 hashes of the
+// tensors' bytes in file order, blind to names, shapes and metadata. Such files still load (see the header).
+constexpr char kLegacyDigestKey[] = "content_fnv1a64";
 constexpr char kMomentPrefix[] = "opt/";
 constexpr char kFirstMoment[] = "opt/m/";
 constexpr char kSecondMoment[] = "opt/v/";
@@ -53,14 +52,25 @@ std::string Join(const std::string& dir, const std::string& name) {
   return absl::EndsWith(dir, "/") ? absl::StrCat(dir, name) : absl::StrCat(dir, "/", name);
 }
 
-uint64_t Digest(const std::vector<Tensor>& host_leaves) {
+uint64_t TensorBytesHash(const Tensor& host) {
+  const char* bytes = host.bytes() > 0 ? static_cast<const char*>(host.storage()->data()) : "";
+  return core::Fnv1a64(std::string_view(bytes, host.bytes()));
+}
+
+void AppendU64(std::string* out, uint64_t value) {
+  for (int b = 0; b < 8; ++b) out->push_back(static_cast<char>(value >> (8 * b)));
+}
+
+// Length-prefixed, so that no two different checkpoints serialise to the same record.
+void AppendField(std::string* out, std::string_view text) {
+  AppendU64(out, text.size());
+  out->append(text);
+}
+
+uint64_t LegacyDigest(const std::vector<Tensor>& host_leaves) {
   std::string hashes;
   hashes.reserve(8 * host_leaves.size());
-  for (const Tensor& t : host_leaves) {
-    const char* bytes = t.bytes() > 0 ? static_cast<const char*>(t.storage()->data()) : "";
-    const uint64_t h = core::Fnv1a64(std::string_view(bytes, t.bytes()));
-    for (int b = 0; b < 8; ++b) hashes.push_back(static_cast<char>(h >> (8 * b)));
-  }
+  for (const Tensor& t : host_leaves) AppendU64(&hashes, TensorBytesHash(t));
   return core::Fnv1a64(hashes);
 }
 
@@ -81,7 +91,66 @@ absl::Status Damaged(const std::string& path, absl::string_view what) {
   return absl::DataLossError(absl::StrCat("checkpoint '", path, "' is damaged: ", what));
 }
 
+// Checks the digest of a file read whole (`metadata` still holding every entry but "format") and removes it
+// from `metadata`. The full digest must match; a file from before it (only the legacy digest) is checked
+// for its tensor bytes; a file with neither is refused, since every checkpoint was written with one.
+absl::Status CheckDigest(const std::string& path, const ParamTree& file,
+                         std::map<std::string, std::string>* metadata) {
+  auto full = metadata->find(kCheckpointDigestKey);
+  auto legacy = metadata->find(kLegacyDigestKey);
+  if (full == metadata->end() && legacy == metadata->end()) {
+    return Damaged(path, absl::StrCat("metadata has no \"", kCheckpointDigestKey,
+                                      "\" (every checkpoint is saved with one; without it nothing shows that "
+                                      "the tensors and metadata are what was saved)"));
+  }
+  std::map<std::string, std::string> covered = *metadata;
+  covered[kFormatKey] = kFormat;  // read (and checked) before this
+  std::string actual, saved;
+  if (full != metadata->end()) {
+    actual = CheckpointDigest(file, covered);
+    saved = full->second;
+  } else {
+    actual = absl::StrFormat("%016x", LegacyDigest({file.Leaves().begin(), file.Leaves().end()}));
+    saved = legacy->second;
+  }
+  if (actual != saved) {
+    return Damaged(path, absl::StrCat("checksum ", actual, " does not match the saved ", saved,
+                                      " (tensor names, shapes, bytes or metadata changed after writing)"));
+  }
+  if (full != metadata->end()) metadata->erase(full);
+  if (legacy != metadata->end()) metadata->erase(legacy);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::string CheckpointDigest(const ParamTree& tensors, const std::map<std::string, std::string>& metadata) {
+  std::string record;
+  uint64_t entries = 0;
+  for (const auto& [key, value] : metadata) entries += key != kCheckpointDigestKey && key != kLegacyDigestKey;
+  AppendU64(&record, entries);
+  for (const auto& [key, value] : metadata) {
+    if (key == kCheckpointDigestKey || key == kLegacyDigestKey) continue;
+    AppendField(&record, key);
+    AppendField(&record, value);
+  }
+  // By name, not file order: what a tensor is called is what a resume uses it as, so two same-shape
+  // regions swapped in the header change the digest.
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return tensors.Paths()[a] < tensors.Paths()[b]; });
+  AppendU64(&record, tensors.size());
+  for (const size_t i : order) {
+    const Tensor& t = tensors.Leaves()[i];
+    AppendField(&record, tensors.Paths()[i]);
+    AppendField(&record, core::DTypeName(t.dtype()));
+    AppendU64(&record, t.shape().size());
+    for (const int64_t d : t.shape()) AppendU64(&record, static_cast<uint64_t>(d));
+    AppendU64(&record, t.ok() ? TensorBytesHash(t) : 0);
+  }
+  return absl::StrFormat("%016x", core::Fnv1a64(record));
+}
 
 std::string CheckpointFileName(int64_t step) { return absl::StrFormat("%s%08d%s", kPrefix, step, kSuffix); }
 
@@ -106,7 +175,7 @@ absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, cor
     return absl::InvalidArgumentError(
         absl::StrCat("second moments do not match the parameters: ", s.message()));
   }
-  for (const char* reserved : {kFormatKey, kStepKey, kDataKeyKey, kDigestKey}) {
+  for (const char* reserved : {kFormatKey, kStepKey, kDataKeyKey, kCheckpointDigestKey, kLegacyDigestKey}) {
     if (extra_metadata.count(reserved) > 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("extra checkpoint metadata may not use the reserved key \"", reserved, "\""));
@@ -115,7 +184,6 @@ absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, cor
 
   // One tree: params, then opt/m/*, then opt/v/*, all on the host (hashed, then written as they are).
   std::vector<std::pair<std::string, Tensor>> pairs;
-  std::vector<Tensor> host_leaves;
   pairs.reserve(3 * state.params.size());
   auto add = [&](const std::string& prefix, const ParamTree& tree) -> absl::Status {
     for (size_t i = 0; i < tree.size(); ++i) {
@@ -125,7 +193,6 @@ absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, cor
             "checkpoint leaf '", name, "' holds an error: ", tree.Leaves()[i].status().message()));
       }
       ASSIGN_OR_RETURN(Tensor host, tree.Leaves()[i].ToDevice(core::Device::kCpu));
-      host_leaves.push_back(host);
       pairs.emplace_back(name, std::move(host));
     }
     return absl::OkStatus();
@@ -139,7 +206,7 @@ absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, cor
   metadata[kFormatKey] = kFormat;
   metadata[kStepKey] = absl::StrCat(state.step);
   metadata[kDataKeyKey] = absl::StrCat(data_key.words()[0], ",", data_key.words()[1]);
-  metadata[kDigestKey] = absl::StrFormat("%016x", Digest(host_leaves));
+  metadata[kCheckpointDigestKey] = CheckpointDigest(all, metadata);
 
   if (dir.empty()) return absl::InvalidArgumentError("checkpoint directory is empty");
   if (absl::Status made = core::MakeDirs(dir); !made.ok()) {
@@ -201,6 +268,7 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const P
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint '", path, "': format \"", format, "\", expected \"", kFormat, "\""));
   }
+  RETURN_IF_ERROR(CheckDigest(path, file, &metadata));
   LoadedCheckpoint out;
   out.path = path;
   ASSIGN_OR_RETURN(std::string step_text, get(kStepKey));
@@ -220,15 +288,6 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& path, const P
     return Damaged(path, absl::StrCat("metadata data_key \"", key_text, "\" is not two words \"w0,w1\""));
   }
   out.data_key = core::Key::FromWords({w0, w1});
-  if (auto it = metadata.find(kDigestKey); it != metadata.end()) {
-    std::vector<Tensor> in_file_order(file.Leaves().begin(), file.Leaves().end());
-    const std::string actual = absl::StrFormat("%016x", Digest(in_file_order));
-    if (actual != it->second) {
-      return Damaged(path, absl::StrCat("tensor data checksum ", actual, " does not match the saved ",
-                                        it->second, " (bytes changed after writing)"));
-    }
-    metadata.erase(it);
-  }
   out.metadata = std::move(metadata);
 
   // Structure: exactly like's paths, three times, with like's shapes and dtypes.

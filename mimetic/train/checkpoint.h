@@ -16,6 +16,8 @@
 //            step            the number of updates made, decimal ("1000")
 //            data_key        the data-stream PRNG key's two words, decimal, "w0,w1"
 //            <key>           each entry of `extra_metadata` (e.g. the resolved config)
+//            digest_fnv1a64  CheckpointDigest: every tensor's name, dtype, shape and bytes and every other
+//                            metadata entry, so that whatever a resume reads is covered
 //
 // Writes are atomic: the safetensors writer writes `<file>.tmp`, fsyncs it and renames it, and
 // SaveCheckpoint then fsyncs the directory, so a crash leaves either the old set of checkpoints or the
@@ -29,6 +31,14 @@
 // (listed in LoadedCheckpoint::skipped); the runner does not. A name that leads nowhere (a dangling
 // symlink) is skipped always: it holds no data to lose. A checkpoint that reads but does not match
 // `like` (a different model) is never skipped: that is a configuration error.
+//
+// Integrity: safetensors has no checksum of its own, and its structural checks cannot see flipped data
+// bytes, an edited step or data key, or two same-shape tensors' regions swapped in the header. The digest
+// sees all of these, and a file without one is damaged (DataLoss): every checkpoint the project wrote has
+// one. Checkpoints written before issue 51 carry only "content_fnv1a64" (their tensor bytes in file order);
+// they still load with that checked, so that a run interrupted across the upgrade resumes instead of
+// starting over, and the run's next save writes the full digest. (Neither digest is a signature: it
+// catches damage and careless edits, not someone who recomputes it.)
 #ifndef MIMETIC_TRAIN_CHECKPOINT_H_
 #define MIMETIC_TRAIN_CHECKPOINT_H_
 
@@ -45,13 +55,20 @@
 
 namespace mimetic::train {
 
+// The metadata key of the digest, and the digest (16 hex digits) of a checkpoint holding `tensors`
+// (host tensors, all of them: parameters and moments) and `metadata` (everything but the digest itself).
+// Exposed for tests that plant an edited state in a checkpoint and must sign it as a run would.
+inline constexpr char kCheckpointDigestKey[] = "digest_fnv1a64";
+std::string CheckpointDigest(const core::ParamTree& tensors,
+                             const std::map<std::string, std::string>& metadata);
+
 // "step_00001000.safetensors" for step 1000 (more digits past 99,999,999).
 std::string CheckpointFileName(int64_t step);
 
 // Writes `dir/CheckpointFileName(state.step)` (creating `dir` and its parents), replacing a file of the
 // same step. `state.m` and `state.v` must have the structure of `state.params`; no parameter path may
-// start with "opt/", and `extra_metadata` may not use the keys "format", "step" or "data_key"
-// (InvalidArgument). When `keep_last` > 0, the oldest checkpoints beyond the newest `keep_last` are
+// start with "opt/", and `extra_metadata` may not use the keys "format", "step", "data_key" or either
+// digest's (InvalidArgument). When `keep_last` > 0, the oldest checkpoints beyond the newest `keep_last` are
 // deleted after the new one is safely written; 0 keeps every checkpoint.
 absl::Status SaveCheckpoint(const std::string& dir, const TrainState& state, core::Key data_key,
                             const std::map<std::string, std::string>& extra_metadata, int keep_last = 0);

@@ -7,13 +7,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <map>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/key.h"
+#include "mimetic/init/safetensors.h"
 
 namespace mimetic::train {
 namespace {
@@ -338,6 +344,113 @@ TEST(CheckpointTest, RejectsReservedNames) {
   absl::Status moments = SaveCheckpoint(dir, mismatched, Key::FromSeed(0), {});
   EXPECT_TRUE(absl::IsInvalidArgument(moments)) << moments;
   EXPECT_THAT(moments.message(), HasSubstr("first moments"));
+}
+
+// Issue 51 item 5: what a resume reads is covered by the digest, or the file is refused. Each case edits a
+// saved checkpoint the way a careless hand or a damaged header would, keeping the saved digest.
+
+// Rewrites `path` with `edit` applied to its metadata; the tensors stay as they were, in file order.
+void EditMetadata(const std::string& path,
+                  const std::function<void(std::map<std::string, std::string>*)>& edit) {
+  std::map<std::string, std::string> metadata;
+  ParamTree tree = init::ReadSafetensors(path, &metadata).value();
+  edit(&metadata);
+  ASSERT_TRUE(init::WriteSafetensors(path, tree, metadata).ok());
+}
+
+TEST(CheckpointDigestTest, EditedMetadataIsRefused) {
+  // The data stream a resume continues, and an entry a resume reports (its thread count).
+  for (const auto& [key, value] : std::map<std::string, std::string>{{"data_key", "7,7"}, {"threads", "4"}}) {
+    const std::string dir = TestDir(absl::StrCat("edited_", key));
+    ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {{"threads", "2"}}).ok());
+    EditMetadata(dir + "/step_00000003.safetensors",
+                 [&](std::map<std::string, std::string>* m) { (*m)[key] = value; });
+    auto loaded = LoadLatestCheckpoint(dir, Params());
+    EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << key << ": " << loaded.status();
+    EXPECT_THAT(loaded.status().message(), HasSubstr("checksum")) << key;
+  }
+}
+
+TEST(CheckpointDigestTest, SwappedSameShapeRegionsAreRefused) {
+  const std::string dir = TestDir("swapped");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {}).ok());
+  const std::string path = dir + "/step_00000003.safetensors";
+  std::string bytes = ReadFile(path);
+  // The embedding and its first moment are both f32(5, 4) (and differ; D's four values are all the awkward
+  // ones, the same in both): swapping their data_offsets in the header keeps
+  // the file well formed and its bytes in the same order, but hands the resume each other's values.
+  auto offsets_of = [&](const std::string& name) {
+    const size_t entry = bytes.find(absl::StrCat("\"", name, "\":"));
+    const size_t begin = bytes.find("\"data_offsets\":[", entry) + 16;
+    return std::make_pair(begin, bytes.find(']', begin) - begin);
+  };
+  const auto [a, a_len] = offsets_of("embedding/weight");
+  const auto [b, b_len] = offsets_of("opt/m/embedding/weight");
+  ASSERT_LT(a, b);
+  const std::string a_text = bytes.substr(a, a_len), b_text = bytes.substr(b, b_len);
+  bytes.replace(b, b_len, a_text);
+  bytes.replace(a, a_len, b_text);
+  WriteFile(path, bytes);
+  ASSERT_TRUE(init::ReadSafetensors(path).ok()) << "the swap must leave a well-formed file";
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr("checksum"));
+}
+
+TEST(CheckpointDigestTest, ACheckpointWithoutADigestIsRefused) {
+  const std::string dir = TestDir("no_digest");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {}).ok());
+  EditMetadata(dir + "/step_00000003.safetensors",
+               [](std::map<std::string, std::string>* m) { m->erase(kCheckpointDigestKey); });
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr("step_00000003.safetensors"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("no \"digest_fnv1a64\""));
+}
+
+// A checkpoint written before the full digest carries the legacy one (tensor bytes in file order); a run
+// interrupted across the upgrade resumes from it, and damage to its bytes is still caught.
+TEST(CheckpointDigestTest, ALegacyCheckpointLoadsWithItsBytesChecked) {
+  const std::string dir = TestDir("legacy");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {}).ok());
+  const std::string path = dir + "/step_00000003.safetensors";
+  EditMetadata(path, [&](std::map<std::string, std::string>* m) {
+    ParamTree tree = init::ReadSafetensors(path).value();
+    std::string hashes;
+    for (const Tensor& t : tree.Leaves()) {
+      const uint64_t h =
+          core::Fnv1a64(std::string_view(static_cast<const char*>(t.storage()->data()), t.bytes()));
+      for (int b = 0; b < 8; ++b) hashes.push_back(static_cast<char>(h >> (8 * b)));
+    }
+    m->erase(kCheckpointDigestKey);
+    (*m)["content_fnv1a64"] = absl::StrFormat("%016x", core::Fnv1a64(hashes));
+  });
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->state.step, 3);
+  EXPECT_TRUE(loaded->metadata.empty());
+  ExpectBitEqual(loaded->state.params, State(3).params);
+
+  std::string bytes = ReadFile(path);
+  bytes[bytes.size() - 3] ^= 0x10;
+  WriteFile(path, bytes);
+  EXPECT_TRUE(absl::IsDataLoss(LoadLatestCheckpoint(dir, Params()).status()));
+}
+
+// What tests that plant a state in a checkpoint use: the digest of the edited file, stored under its key.
+TEST(CheckpointDigestTest, ARecomputedDigestSignsAnEditedCheckpoint) {
+  const std::string dir = TestDir("resigned");
+  ASSERT_TRUE(SaveCheckpoint(dir, State(3), Key::FromSeed(1), {{"threads", "2"}}).ok());
+  const std::string path = dir + "/step_00000003.safetensors";
+  std::map<std::string, std::string> metadata;
+  ParamTree tree = init::ReadSafetensors(path, &metadata).value();
+  EXPECT_EQ(metadata[kCheckpointDigestKey], CheckpointDigest(tree, metadata));
+  metadata["threads"] = "4";
+  metadata[kCheckpointDigestKey] = CheckpointDigest(tree, metadata);
+  ASSERT_TRUE(init::WriteSafetensors(path, tree, metadata).ok());
+  auto loaded = LoadLatestCheckpoint(dir, Params());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->metadata.at("threads"), "4");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "mimetic/experiments/config/config.h"
 
+#include <iostream>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -345,7 +346,8 @@ absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
     Experiment check = *e;
     RETURN_IF_ERROR(ValidateExperiment(&check));
   }
-  RETURN_IF_ERROR(ExpandGrid(*e).status());
+  // A large sweep says what it is doing here, where a run spends its first seconds (sweep.h).
+  RETURN_IF_ERROR(ExpandGrid(*e, &std::cerr).status());
   return e;
 }
 

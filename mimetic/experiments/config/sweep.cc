@@ -1,6 +1,8 @@
 #include "mimetic/experiments/config/sweep.h"
 
+#include <cstdint>
 #include <map>
+#include <ostream>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -222,9 +224,44 @@ bool IsLearningRateAxis(const SweepAxis& axis) {
   return false;
 }
 
-absl::StatusOr<std::vector<GridPoint>> ExpandGrid(const Experiment& e) {
+GridSize CountGrid(const Experiment& e) {
+  auto times = [](int64_t a, int64_t b) {
+    int64_t out = 0;
+    return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+  };
+  GridSize size;
+  for (const Variant& v : e.variants()) {
+    int64_t configurations = 1;
+    for (const SweepAxis& axis : e.sweep().axes()) {
+      if (AppliesTo(axis, v.name())) configurations = times(configurations, axis.values_size());
+    }
+    if (__builtin_add_overflow(size.configurations, configurations, &size.configurations)) {
+      size.configurations = INT64_MAX;
+    }
+  }
+  size.points = times(size.configurations, e.seeds_size());
+  return size;
+}
+
+absl::StatusOr<std::vector<GridPoint>> ExpandGrid(const Experiment& e, std::ostream* progress) {
+  // Counted first: a grid that cannot run is refused before seconds and gigabytes go into listing it.
+  const GridSize size = CountGrid(e);
+  if (size.points > kMaxGridPoints) {
+    return SweepError(
+        "sweep", absl::StrCat(size.points, " grid points (", e.seeds_size(), " seeds x ", size.configurations,
+                              " configurations of variants and axis values); at most ", kMaxGridPoints,
+                              " can run, each a training run with its own directory; split the sweep "
+                              "into several experiments (fewer seeds or axis values in each)"));
+  }
+  const bool announce =
+      size.points >= kAnnouncedGridPoints || size.configurations >= kConfigurationsPerProgressLine;
+  if (progress != nullptr && announce) {
+    *progress << "sweep: listing " << size.points << " grid points and checking " << size.configurations
+              << " configurations before anything runs" << std::endl;
+  }
   RETURN_IF_ERROR(ValidateSweep(e));
   std::vector<GridPoint> grid;
+  grid.reserve(static_cast<size_t>(size.points));
   for (uint64_t seed : e.seeds()) {
     for (const Variant& v : e.variants()) {
       std::vector<int> axes;  // the axes that apply to this variant
@@ -263,6 +300,11 @@ absl::StatusOr<std::vector<GridPoint>> ExpandGrid(const Experiment& e) {
     absl::StatusOr<Experiment> one = PointExperiment(e, p);
     if (!one.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("sweep point ", p.dir, ": ", one.status().message()));
+    }
+    const int64_t done = static_cast<int64_t>(checked.size());
+    if (progress != nullptr && announce && done % kConfigurationsPerProgressLine == 0) {
+      *progress << "sweep: checked " << done << " of " << size.configurations << " configurations"
+                << std::endl;
     }
   }
   return grid;

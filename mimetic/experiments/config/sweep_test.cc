@@ -1,5 +1,9 @@
 #include "mimetic/experiments/config/sweep.h"
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -174,6 +178,56 @@ TEST(SweepTest, DuplicateVariantNamesSeedsAndEscapingNamesAreRefused) {
   e = Base();
   e.mutable_variants(0)->set_name("../outside");
   EXPECT_THAT(ValidateExperiment(&e).message(), HasSubstr("variants[0].name"));
+}
+
+TEST(SweepTest, CountGridCountsWithoutExpanding) {
+  Experiment e = Base();
+  AddAxis(&e, "train.lr", {"1e-3", "5e-4", "1e-4"});
+  AddAxis(&e, "variants[mimetic].init[0].mimetic.c", {"2", "8"})->add_variants("mimetic");
+  const GridSize size = CountGrid(e);
+  EXPECT_EQ(size.configurations, 3 + 3 * 2);
+  EXPECT_EQ(size.points, 2 * (3 + 3 * 2));
+  EXPECT_EQ(static_cast<int64_t>(ExpandGrid(e).value().size()), size.points);
+}
+
+// Issue 51 item 7: a 2,000,000-point sweep was listed and checked (3.6 GB, 50 s, nothing printed) before
+// anything said it could not run. A grid over the limit is refused from its count alone.
+TEST(SweepTest, AGridOverTheLimitIsRefusedBeforeItIsListed) {
+  Experiment e = Base();
+  e.clear_seeds();
+  for (int s = 1; s <= 1001; ++s) e.add_seeds(s);
+  std::vector<std::string> rates;
+  for (int i = 1; i <= 500; ++i) rates.push_back(absl::StrCat(i, "e-5"));
+  AddAxis(&e, "train.lr", rates);
+  absl::StatusOr<std::vector<GridPoint>> grid = ExpandGrid(e);
+  EXPECT_EQ(grid.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(grid.status().message(), HasSubstr("1001000 grid points (1001 seeds x 1000 configurations"));
+  EXPECT_THAT(grid.status().message(), HasSubstr("at most 1000000 can run"));
+}
+
+TEST(SweepTest, ALargeGridSaysWhatItIsDoing) {
+  Experiment seeds = Base();
+  seeds.clear_seeds();
+  for (int s = 1; s <= kAnnouncedGridPoints / 2; ++s) seeds.add_seeds(s);
+  std::ostringstream said;
+  ASSERT_TRUE(ExpandGrid(seeds, &said).ok());
+  EXPECT_EQ(said.str(),
+            "sweep: listing 100000 grid points and checking 2 configurations before anything runs\n");
+
+  Experiment configurations = Base();
+  configurations.clear_seeds();
+  configurations.add_seeds(1);
+  std::vector<std::string> rates;
+  for (int i = 1; i <= kConfigurationsPerProgressLine / 2; ++i) rates.push_back(absl::StrCat(i, "e-6"));
+  AddAxis(&configurations, "train.lr", rates);
+  said.str("");
+  ASSERT_TRUE(ExpandGrid(configurations, &said).ok());
+  EXPECT_THAT(said.str(), HasSubstr("checking 10000 configurations"));
+  EXPECT_THAT(said.str(), HasSubstr("sweep: checked 10000 of 10000 configurations\n"));
+  // A small grid says nothing.
+  said.str("");
+  ASSERT_TRUE(ExpandGrid(Base(), &said).ok());
+  EXPECT_EQ(said.str(), "");
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/str_split.h"
 #include "mimetic/core/file_util.h"
+#include "mimetic/core/spawn.h"
 #include "mimetic/core/subprocess.h"
 
 namespace mimetic::experiments {
@@ -39,16 +39,7 @@ std::string PngPreamble(const std::string& png_name, int width, int height, bool
 
 bool ProgramOnPath(const std::string& program) {
   if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", program);
-    struct stat st;
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return true;
-    }
-  }
-  return false;
+  return core::FindProgram(program).ok();
 }
 
 absl::Status CheckPngComplete(const std::string& path) {

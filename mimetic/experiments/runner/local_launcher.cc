@@ -1,7 +1,6 @@
 #include "mimetic/experiments/runner/local_launcher.h"
 
-#include <fcntl.h>
-#include <spawn.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "mimetic/core/spawn.h"
 #include "mimetic/core/status.h"
 #include "mimetic/experiments/runner/stop_signal.h"
 
@@ -36,31 +36,19 @@ std::vector<std::string> MergedEnvironment(const std::vector<std::string>& extra
 
 absl::StatusOr<pid_t> Spawn(const ChildJob& job) {
   if (job.argv.empty()) return absl::InvalidArgumentError("a child job has an empty argv");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, job.log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<char*> argv, envp;
-  for (const std::string& a : job.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::vector<std::string> env = MergedEnvironment(job.env);
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
+  core::SpawnSpec spec;
+  spec.argv = job.argv;
+  spec.env = MergedEnvironment(job.env);
+  spec.stdout_path = job.log_path;
   // Its own process group: a terminal's Ctrl-C reaches only this process, which passes it on once
   // (stop_signal.h); a child that got it twice would stop at once without its checkpoint.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, job.argv[0].c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot start '", job.argv[0], "' (log ", job.log_path, "): ", std::strerror(rc)));
+  spec.own_process_group = true;
+  // A parent that dies, even by kill -9 while it starts the child, stops it the way a first SIGTERM does
+  // (a checkpoint, then exit): an orphan would run the whole point and hold its lock (issue 51).
+  spec.death_signal = SIGTERM;
+  absl::StatusOr<pid_t> pid = core::SpawnChild(spec);
+  if (!pid.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(pid.status().message(), " (log ", job.log_path, ")"));
   }
   return pid;
 }

@@ -440,7 +440,7 @@ class PointTrainer {
     return WriteResultFile(dir_ / "result.textproto", partial_);
   }
 
-  // Attention maps of every layer on one eval example.
+  // Attention maps of every layer on one eval example; an error only when they cannot be computed.
   absl::Status WriteMaps() {
     const int64_t len = e_.eval().map_length() > 0 ? e_.eval().map_length() : e_.eval().lengths(0);
     ASSIGN_OR_RETURN(data::EvalBatch eb, task_->SampleEval(core::FoldIn(eval_key_, "map"), 1, len));
@@ -453,7 +453,16 @@ class PointTrainer {
     ASSIGN_OR_RETURN(data::Batch map_batch, OnDevice(example, device_));
     ASSIGN_OR_RETURN(std::vector<models::LayerMap> maps,
                      models::ComputeAllLayerMaps(state_.params, model_.spec, map_batch.tokens, 0));
-    return WriteAttentionMapPngs((dir_ / "plots").string(), point_.variant, maps);
+    // A picture that cannot be written (a full disk) is a warning, as a gnuplot plot is (runner.cc): each
+    // PNG replaces the old one only once written whole, so the old picture stays, and the result the
+    // point trained for is still recorded.
+    if (absl::Status drawn = WriteAttentionMapPngs((dir_ / "plots").string(), point_.variant, maps);
+        !drawn.ok()) {
+      progress_ << "[" << name_
+                << "] warning: attention maps not written (the earlier pictures stay): " << drawn.message()
+                << "\n";
+    }
+    return absl::OkStatus();
   }
 
   const Experiment& e_;

@@ -132,7 +132,9 @@ bool IsPointMode() { return !absl::GetFlag(FLAGS_point_of).empty(); }
 
 int RunPointMode() {
   InstallStopHandlers();
-  // A --jobs parent that dies (even by kill -9) stops its children the same way, with a checkpoint.
+  // A parent that dies (even by kill -9) stops this point the same way, with a checkpoint. A --jobs parent
+  // has already asked for this before exec (core/spawn.h, which also covers a parent that died while
+  // starting us); asked again here for a point started another way (a cluster job step).
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   absl::StatusOr<RunOptions> o = OptionsFromFlags();
   if (!o.ok()) {

@@ -294,7 +294,7 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   if (options.jobs < 1)
     return absl::InvalidArgumentError(absl::StrCat("--jobs=", options.jobs, "; expected >= 1"));
   ExperimentSummary summary;
-  ASSIGN_OR_RETURN(summary.grid, ExpandGrid(e));
+  ASSIGN_OR_RETURN(summary.grid, ExpandGrid(e, &progress));
   const fs::path run_dir = fs::path(e.output_dir()) / e.name();
   summary.run_dir = run_dir.string();
   summary.runs.resize(summary.grid.size());

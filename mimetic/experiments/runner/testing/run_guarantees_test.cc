@@ -23,6 +23,7 @@
 #include "mimetic/experiments/runner/testing/tiny_experiment.h"
 #include "mimetic/experiments/runner/threads.h"
 #include "mimetic/init/safetensors.h"
+#include "mimetic/train/checkpoint.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -287,6 +288,34 @@ TEST(DiskFullTest, AFileSizeLimitBelowACheckpointFailsNamingItNotBySignal) {
   EXPECT_THAT(FilesNamed(out, ".tmp."), IsEmpty());
 }
 
+// Issue 51 item 8: an attention-map PNG that cannot be written on a full disk was fatal (exit 1, no
+// result), where a gnuplot plot was a warning. Now it is a warning too, and the earlier picture stays.
+TEST(DiskFullTest, AnAttentionMapThatCannotBeWrittenIsAWarningAndTheOldPictureStays) {
+  const std::string out = OutDir("full_maps");
+  // TinyArgs less --noplots: the maps are what this is about.
+  std::vector<std::string> args = {TinyConfig(), "--threads=1"};
+  for (const std::string& set :
+       {"output_dir=" + out, std::string("train.steps=4"), std::string("train.checkpoint_every=2"),
+        std::string("variants=[{name: \"default\"}]")}) {
+    args.insert(args.end(), {"--set", set});
+  }
+  ASSERT_EQ(RunToEnd(args, out + ".log"), 0) << ReadFile(out + ".log");
+  const std::string point = out + "/tiny/points/default/seed1";
+  const std::map<std::string, std::string> pictures = Snapshot(point + "/plots");
+  ASSERT_EQ(pictures.size(), 4u);  // a map and a mask per layer
+  // The point finishes again (final evaluation, maps, result) on a disk with room for its small text files
+  // (under 1 KB) but not for a picture (each about 2.4 KB).
+  ASSERT_TRUE(fs::remove(point + "/result.textproto"));
+  EXPECT_EQ(RunToEnd(args, out + ".full.log", /*file_size_limit=*/2048), 0) << ReadFile(out + ".full.log");
+  const std::string log = ReadFile(out + ".full.log");
+  EXPECT_THAT(log, HasSubstr("warning: attention maps not written"));
+  EXPECT_THAT(log, HasSubstr("_map.png"));
+  EXPECT_THAT(log, HasSubstr("File too large"));
+  EXPECT_THAT(Changed(pictures, Snapshot(point + "/plots")), IsEmpty());
+  EXPECT_FALSE(ReadFile(point + "/result.textproto").empty());
+  EXPECT_THAT(FilesNamed(out, ".tmp"), IsEmpty());
+}
+
 // A plot that gnuplot cannot draw whole (on a full disk it writes part of the image and exits 0) is a
 // warning, not a failed run, and the earlier picture stays. The stand-in gnuplot on PATH writes 9 bytes.
 TEST(DiskFullTest, APlotThatCannotBeDrawnWholeIsAWarningAndTheOldPictureStays) {
@@ -334,13 +363,13 @@ TEST(DivergenceTest, ANonFiniteStateIsNeverCheckpointedNorEvaluated) {
   const std::string last = ckpts + "/step_00000004.safetensors";
   std::map<std::string, std::string> metadata;
   core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
-  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
   tree = tree.MapWithPath([](const std::string& path, const core::Tensor& t) {
     const bool m = path.rfind("opt/m/", 0) == 0, v = path.rfind("opt/v/", 0) == 0;
     if (!m && !v) return t;
     const float value = m ? std::numeric_limits<float>::max() : 0.0f;
     return core::Tensor::FromHost<float>(t.shape(), std::vector<float>(t.numel(), value)).value();
   });
+  metadata[train::kCheckpointDigestKey] = train::CheckpointDigest(tree, metadata);  // signed as a run would
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
   ExperimentSummary s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink)).value();
@@ -365,12 +394,12 @@ TEST(DivergenceTest, ACheckpointHoldingANaNIsRefusedAtLoadNamingTheTensor) {
   const std::string last = out + "/tiny/points/default/seed1/checkpoints/step_00000004.safetensors";
   std::map<std::string, std::string> metadata;
   core::ParamTree tree = init::ReadSafetensors(last, &metadata).value();
-  metadata.erase("content_fnv1a64");  // the digest is optional; it would no longer match
   std::vector<float> d = tree.Get("layers/0/mixer/D").value().ToVector<float>().value();
   d[0] = std::nanf("");
   tree = tree.Replace("layers/0/mixer/D",
                       core::Tensor::FromHost<float>({static_cast<int64_t>(d.size())}, d).value())
              .value();
+  metadata[train::kCheckpointDigestKey] = train::CheckpointDigest(tree, metadata);  // signed as a run would
   ASSERT_TRUE(init::WriteSafetensors(last, tree, metadata).ok());
 
   absl::StatusOr<ExperimentSummary> s = RunExperiment(Tiny(out, sets), QuietRunOptions(&sink));
