@@ -17,6 +17,7 @@
 #include "mimetic/experiments/config/room.h"
 #include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/final_maps_file.h"
+#include "mimetic/experiments/results/chance.h"
 #include "mimetic/experiments/runner/point_run.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/spec.h"
@@ -160,6 +161,12 @@ std::optional<ResolvedGroup> ResolveGroup(const FigureRun& run, const Group& g) 
   absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
   if (!spec.ok()) return std::nullopt;
   return ResolvedGroup{*std::move(e), *std::move(spec)};
+}
+
+double GroupFloor(const FigureRun& run, const Group& g, int length, bool token) {
+  const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+  if (!r) return kAboveChance;
+  return LearnedFloor(r->experiment.task(), length, token ? Metric::kToken : Metric::kExact);
 }
 
 namespace {

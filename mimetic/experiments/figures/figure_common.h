@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "mimetic/experiments/figures/figure.h"
+#include "mimetic/experiments/results/chance.h"
 #include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
@@ -101,6 +102,11 @@ void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims);
 // kNotTested with the reason appended to `measured` ("the stand-in teacher did not learn its task:
 // per-token@16 0.08 < 0.50"). A published checkpoint (no run) leaves the claims alone.
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims);
+
+// The floor below which `g`'s accuracy at `length` has learned nothing (chance.h LearnedFloor on the
+// group's own task, after its variant's and axes' overrides: MQAR per query 1/pairs + 0.05, an exact copy
+// 0.05); kAboveChance when the group cannot be resolved. Every "not tested" / "informative" guard reads it.
+double GroupFloor(const FigureRun& run, const Group& g, int length, bool token = false);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);
