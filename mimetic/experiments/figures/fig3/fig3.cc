@@ -149,19 +149,22 @@ void Mamba1Claims(const FigureRun& run, const Reading& r, std::vector<Claim>* cl
   const std::string rule = kRule;
   std::string m1;
   std::map<std::string, Stat> e1 = Effects(run, "mamba1", r.at, &m1);
-  const bool others_clear = ClearlyPositive(e1["D"], kMargin) || ClearlyPositive(e1["BC"], kMargin) ||
-                            ClearlyPositive(e1["conv"], kMargin);
+  // "No effect" is not "an effect inside the noise": a wider interval must not make a null claim easier
+  // to pass, so an effect counts as present when it is clearly positive or its mean exceeds the margin.
+  auto present = [](const Stat& e) { return ClearlyPositive(e, kMargin) || e.mean > kMargin; };
+  const bool others_present = present(e1["D"]) || present(e1["BC"]) || present(e1["conv"]);
   claims->push_back(
       r.Make("m1_only_a", "Fig. 3, Mamba 1: only A≈1 has a significant effect", m1,
-             Graded(ClearlyPositive(e1["A"], kMargin) && !others_clear, ClearlyPositive(e1["A"], kMargin)),
-             rule + "; reproduced: A clearly positive and no other clearly positive; partly: "
-                    "A clearly positive"));
+             Graded(ClearlyPositive(e1["A"], kMargin) && !others_present, ClearlyPositive(e1["A"], kMargin)),
+             rule + "; reproduced: A clearly positive and no other present (neither clearly positive nor "
+                    "with a mean above 0.05); partly: A clearly positive"));
   // At the training length Δ≈1 is what lets Mamba 1 fit at all; "no benefit from Δ" is a statement
   // about 2x, so it has no stand-in.
   if (!r.proxy) {
     claims->push_back(r.Make("m1_delta_none", "Fig. 3, Mamba 1: no apparent benefit from Δ≈1", m1,
-                             Graded(!ClearlyPositive(e1["D"], kMargin), false),
-                             rule + "; reproduced: Δ not clearly positive"));
+                             Graded(!present(e1["D"]), false),
+                             rule + "; reproduced: Δ not present (neither clearly positive nor with a mean "
+                                    "above 0.05)"));
   }
   claims->push_back(
       r.Make("m1_bc_tiny", "Fig. 3, Mamba 1: W_CᵀW_B≈I has only a tiny effect", m1,
