@@ -84,7 +84,38 @@ absl::StatusOr<CurvePanel> AccuracyPanel(const FigureRun& run, const std::string
       panel.bands.push_back(std::move(b));
     }
   }
+  // The chance level of the first group's task (the labels compare inits on one task).
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const Band& b : panel.bands) {
+    for (double x : b.xs) x0 = std::min(x0, x), x1 = std::max(x1, x);
+  }
+  if (!labels.empty()) {
+    ASSIGN_OR_RETURN(const Group* g, GetGroup(run, labels[0]));
+    for (Band& b : ChanceBands(run, *g, lengths, token, x0, x1)) panel.bands.push_back(std::move(b));
+  }
   return panel;
+}
+
+std::vector<Band> ChanceBands(const FigureRun& run, const Group& g, const std::vector<int>& lengths,
+                              bool token, double x0, double x1) {
+  constexpr int kGrey = 7;  // tab10's grey, used by no variant
+  std::vector<Band> out;
+  const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+  if (!r || !(x1 >= x0)) return out;
+  std::vector<double> drawn;
+  for (int len : lengths) {
+    const double c = ChanceLevel(r->experiment.task(), len, token ? Metric::kToken : Metric::kExact);
+    if (!(c >= 0.005) || std::find(drawn.begin(), drawn.end(), c) != drawn.end()) continue;
+    drawn.push_back(c);
+    Band b;
+    b.name = absl::StrCat("chance @", len);
+    b.xs = {x0, x1};
+    b.mean = b.lo = b.hi = {c, c};
+    b.dotted = len == lengths.front();  // the figures' convention: dotted at the training length
+    b.color = kGrey;
+    out.push_back(std::move(b));
+  }
+  return out;
 }
 
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold) {

@@ -44,6 +44,14 @@ Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int colo
   return StatBand(name, std::vector<std::pair<double, Stat>>(by_x.begin(), by_x.end()), color, dotted);
 }
 
+// Grey lines at the chance level of `g`'s task (chance.h) at each of `lengths`, across [x0, x1], named
+// "chance @<length>" (dotted at the first, the training length, as the figures draw it): panels of an
+// accuracy that has a chance level (per token, MQAR per query) show the level "learned nothing" is read from.
+// None where chance is below 0.005 (exact copies: the line would lie on the axis) or the group cannot be
+// resolved; one line for lengths that share a level.
+std::vector<Band> ChanceBands(const FigureRun& run, const Group& g, const std::vector<int>& lengths,
+                              bool token, double x0, double x1);
+
 // The first evaluated step at which the group's mean accuracy at `length` reaches `threshold`.
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);
 

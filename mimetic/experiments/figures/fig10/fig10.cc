@@ -5,6 +5,7 @@
 // `task` whose value names are "<task><L>" (figure_common.h: TaskAndLength), each read at L and 2L.
 // Copy is read by exact-string accuracy, MQAR by per-query accuracy (as Zoology reports it).
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,6 +47,15 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
         p.bands.push_back(b);
       }
       ++color;
+    }
+    if (token) {  // MQAR per query has a chance level, 1/pairs, drawn as a grey line at L and 2L
+      ASSIGN_OR_RETURN(auto gl, TaskGroup(run, kVariants[0], task));
+      double x0 = INFINITY, x1 = -INFINITY;
+      for (const Band& b : p.bands) {
+        for (double x : b.xs) x0 = std::min(x0, x), x1 = std::max(x1, x);
+      }
+      for (Band& b : ChanceBands(run, *gl.first, {gl.second, 2 * gl.second}, token, x0, x1))
+        p.bands.push_back(std::move(b));
     }
     fig.panels.push_back(std::move(p));
   }

@@ -162,6 +162,11 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
   a.bands.push_back(StatBand(absl::StrCat("transplant T_i @", L), acc, 0));
   a.bands.push_back(Flat("default", Reference(run, "default", L, token), x0, x1, 1));
   a.bands.push_back(Flat("mimetic", Reference(run, "mimetic", L, token), x0, x1, 2));
+  for (const Group& g : run.summary.aggregate.groups) {
+    if (g.variant != "default") continue;
+    for (Band& b : ChanceBands(run, g, {L}, token, x0, x1)) a.bands.push_back(std::move(b));
+    break;
+  }
   fig.panels.push_back(a);
   ASSIGN_OR_RETURN(TeacherLayers t, InspectTeacher(run));
   CurvePanel b{"(b) teacher layer i: W_C/W_B correlation, mean average mask", "teacher layer i", "value"};

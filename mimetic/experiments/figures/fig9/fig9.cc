@@ -59,6 +59,17 @@ std::string PerLength(const std::map<int, Stat>& m) {
   return out;
 }
 
+// The learned-nothing floor of `task` read at `multiple` x L, per training length L (chance.h on each
+// group's own task: MQAR per query 1/pairs + 0.05, copy exact 0.05).
+std::map<int, double> FloorByLength(const FigureRun& run, const std::string& task, int multiple) {
+  std::map<int, double> out;
+  for (const Group& g : run.summary.aggregate.groups) {
+    const auto [t, l] = TaskAndLength(g.Axis("task"));
+    if (t == task && g.variant == "mimetic") out[l] = GroupFloor(run, g, multiple * l, task == "mqar");
+  }
+  return out;
+}
+
 absl::StatusOr<Figure> Draw(const FigureRun& run) {
   Figure fig;
   fig.title = "Fig. 9: training length, 2-layer Mamba 2 (dotted: at the training length L, solid: at 2L)";
@@ -80,21 +91,20 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
       }
       ++color;
     }
+    // MQAR per query has a chance level, 1/pairs, that moves with L: drawn as grey lines at L and 2L.
+    for (int multiple : {1, 2}) {
+      std::map<int, Stat> chance;
+      for (const auto& [l, floor] : FloorByLength(run, task, multiple)) {
+        if (floor - kAboveChance >= 0.005) chance[l] = Stat{floor - kAboveChance, 0, 1};
+      }
+      if (!chance.empty()) {
+        p.bands.push_back(StatBand(multiple == 1 ? "chance @L" : "chance @2L", chance, 7, multiple == 1));
+      }
+    }
     if (p.bands.empty()) return absl::FailedPreconditionError(absl::StrCat("Fig. 9: no runs of task ", task));
     fig.panels.push_back(std::move(p));
   }
   return fig;
-}
-
-// The learned-nothing floor of `task` read at `multiple` x L, per training length L (chance.h on each
-// group's own task: MQAR per query 1/pairs + 0.05, copy exact 0.05).
-std::map<int, double> FloorByLength(const FigureRun& run, const std::string& task, int multiple) {
-  std::map<int, double> out;
-  for (const Group& g : run.summary.aggregate.groups) {
-    const auto [t, l] = TaskAndLength(g.Axis("task"));
-    if (t == task && g.variant == "mimetic") out[l] = GroupFloor(run, g, multiple * l, task == "mqar");
-  }
-  return out;
 }
 
 // The curve a crossing is read on: accuracy rescaled from the task's chance level at each L to 1,
