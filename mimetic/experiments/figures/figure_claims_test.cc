@@ -12,6 +12,7 @@
 #include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/figure.h"
 #include "mimetic/experiments/figures/figure_common.h"
+#include "mimetic/experiments/figures/variant_setup.h"
 #include "mimetic/experiments/results/aggregate.h"
 
 namespace mimetic::experiments {
@@ -809,6 +810,22 @@ TEST(FigureClaimsTest, Fig7ClaimsFailWhenBothInitsAreTheSame) {
   EXPECT_EQ(v.at("fig7.default_needs_large_n"), Verdict::kNotReproduced);  // fits at every N
   EXPECT_EQ(v.at("fig7.mimetic_16x"), Verdict::kNotReproduced);            // not above default at N
   EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kNotReproduced);             // default grows as fast
+}
+
+// Issue 47, rule 5 (in part): claims.md says what each compared model was trained as.
+TEST(FigureClaimsTest, VariantSetupLinesSayWhatWasTrained) {
+  FigureRun run = SyntheticRun("fig1", [](const GridPoint&, int) { return 0.5; });
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  EXPECT_THAT(VariantSetupLines(run),
+              ::testing::ElementsAre("default, mimetic: Mamba 2 (N 8, head dim 8) x 4, width 16; lr 0.002 "
+                                     "linear (warmup 2), 6 steps, batch 4; copy V 8, strings 2..6, rows 33 "
+                                     "tokens; seeds 1, 2, 3"));
+  models::ModelSpec spec;
+  for (int i = 0; i < 3; ++i) spec.add_layers()->mutable_mamba2()->set_d_state(32);
+  spec.add_layers()->mutable_attention();
+  spec.add_layers()->mutable_mamba2()->set_d_state(32);
+  EXPECT_EQ(LayersText(spec),
+            "Mamba 2 (N 32, head dim 64) x 3 + attention (1 head) + Mamba 2 (N 32, head dim 64)");
 }
 
 // Issue 47, rule 2: a failure both variants share is no evidence. Fig. 1's smoke grid reads 6 and 12.

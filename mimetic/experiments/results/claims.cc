@@ -149,10 +149,16 @@ std::string RoomMarkdown(const std::vector<std::string>& room) {
 
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room) {
+                           const std::vector<std::string>& room, const std::vector<std::string>& models) {
+  std::string model_md;
+  if (!models.empty()) {
+    model_md =
+        "- Models compared (layers, width; learning rate, schedule, steps, batch; task, rows; seeds):\n";
+    for (const std::string& line : models) absl::StrAppend(&model_md, "  - ", MarkdownCell(line), "\n");
+  }
   std::string md = absl::StrCat(
       "# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
-      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), "- ", TalliesLine(claims), "\n\n",
+      "- Setup: ", MarkdownCell(setup), "\n", model_md, RoomMarkdown(room), "- ", TalliesLine(claims), "\n\n",
       "Each verdict is computed by code from this run's metrics with the rule "
       "listed below the table; \"not reproduced\" means not at this run's size.\n\n");
   if (claims.empty()) {

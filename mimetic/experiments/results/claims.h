@@ -107,10 +107,12 @@ std::string KindLabel(ClaimKind kind);
 // Markdown for claims.md: a header naming the figure, preset and setup; a table
 // claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
 // newlines become spaces, so any text keeps the table intact and shows as written.
-// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model.
+// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model, after
+// `models` (variant_setup.h VariantSetupLines): what each compared model was trained as.
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room = {});
+                           const std::vector<std::string>& room = {},
+                           const std::vector<std::string>& models = {});
 
 // The room lines as a markdown list item with one sub-item each ("" when there are none).
 std::string RoomMarkdown(const std::vector<std::string>& room);

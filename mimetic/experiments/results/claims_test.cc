@@ -113,6 +113,15 @@ TEST(ClaimsTest, VerdictNamesAndCounts) {
   EXPECT_EQ(VerdictCountsLine({}), "0 claims");
 }
 
+TEST(ClaimsTest, MarkdownListsTheComparedModelsBeforeTheRoom) {
+  const std::string md = ClaimsMarkdown("Fig. 1: copy", "cpu", "2 variant(s)", {}, {"default: key 32 vs 16"},
+                                        {"default, mimetic: Mamba 2 x 4, width 64; lr 0.002"});
+  EXPECT_THAT(md,
+              HasSubstr("- Setup: 2 variant(s)\n- Models compared (layers, width; learning rate, schedule, "
+                        "steps, batch; task, rows; seeds):\n  - default, mimetic: Mamba 2 x 4, width 64; lr "
+                        "0.002\n- Room"));
+}
+
 TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {
   const std::vector<Claim> claims = {
       CopyClaim({0.9, 0.85, 0.95}, {0.1, 0.2, 0.15}), CopyClaim({0.2, 0.25, 0.3}, {0.9, 0.88, 0.92}),
