@@ -828,6 +828,19 @@ TEST(FigureClaimsTest, VariantSetupLinesSayWhatWasTrained) {
             "Mamba 2 (N 32, head dim 64) x 3 + attention (1 head) + Mamba 2 (N 32, head dim 64)");
 }
 
+// Issue 47, rule 4 (in part): a teacher that started from mimetic init makes every claim that compares
+// with mimetic init circular, fixed in each figure's code: the transfer's "mimetic gets close" too (only
+// Figs. 10 and 11 were marked before), whatever the outcome.
+TEST(FigureClaimsTest, ATeacherFromMimeticInitMakesEveryMimeticComparisonCircular) {
+  FigureRun run = SyntheticRun("transfer", [](const GridPoint&, int) { return 1.0; });
+  EXPECT_EQ(JudgeClaims(&run, "transfer").at("transfer.mimetic_close").verdict, Verdict::kReproduced);
+  run.teacher.from_mimetic_init = true;
+  const auto c = JudgeClaims(&run, "transfer");
+  EXPECT_EQ(c.at("transfer.mimetic_close").verdict, Verdict::kNotTested);
+  EXPECT_THAT(c.at("transfer.mimetic_close").measured, ::testing::HasSubstr("[circular"));
+  EXPECT_NE(c.at("transfer.fits_better").verdict, Verdict::kNotTested);  // compares with the default
+}
+
 // Issue 47, rule 2: a failure both variants share is no evidence. Fig. 1's smoke grid reads 6 and 12.
 // `d` and `m` give the default's and mimetic's exact accuracy at (L, 2L).
 TEST(FigureClaimsTest, Fig1DefaultPlateausNeedsMimeticToSucceedWhereTheDefaultFails) {

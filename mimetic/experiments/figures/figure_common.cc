@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -397,6 +398,20 @@ std::optional<std::string> UnlearnedTeacher(const FigureRun& run) {
 }
 
 }  // namespace
+
+void MarkCircularTeacher(const FigureRun& run, const std::vector<std::string>& mimetic_comparisons,
+                         std::vector<Claim>* claims) {
+  if (!run.teacher.from_mimetic_init) return;
+  for (Claim& c : *claims) {
+    const bool compares =
+        std::any_of(mimetic_comparisons.begin(), mimetic_comparisons.end(),
+                    [&](const std::string& suffix) { return absl::EndsWith(c.id, suffix); });
+    if (!compares) continue;
+    c.verdict = Verdict::kNotTested;
+    absl::StrAppend(&c.measured, " [circular: the stand-in teacher starts from mimetic init]");
+    absl::StrAppend(&c.how, "; not tested when the teacher starts from mimetic init (circular)");
+  }
+}
 
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims) {
   if (!run.teacher.run.has_value()) return;

@@ -116,6 +116,14 @@ void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims);
 // 0.05); kAboveChance when the group cannot be resolved. Every "not tested" / "informative" guard reads it.
 double GroupFloor(const FigureRun& run, const Group& g, int length, bool token = false);
 
+// Where the run's teacher started from mimetic init (run.teacher.from_mimetic_init), every claim that
+// compares with mimetic init (its id ends with one of `mimetic_comparisons`, which each figure lists in
+// its code) is circular: a model made from that teacher carries mimetic init's structure. Those claims
+// become kNotTested with "[circular: ...]" after `measured` and the reason after `how`, whatever their
+// outcome; the others are left alone.
+void MarkCircularTeacher(const FigureRun& run, const std::vector<std::string>& mimetic_comparisons,
+                         std::vector<Claim>* claims);
+
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);
 

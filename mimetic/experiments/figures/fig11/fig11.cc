@@ -9,7 +9,6 @@
 #include <cmath>
 #include <map>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -297,13 +296,11 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
     Claim& c = claims[i];
     // A teacher this run trained itself stands in for mamba-370m: every reading is a stand-in.
     if (i >= exact_claims || run.teacher.run.has_value()) c.kind = ClaimKind::kStandIn;
-    // Layers of a teacher that started from mimetic init look mimetic by construction.
-    if (run.teacher.from_mimetic_init && absl::EndsWith(c.id, ".good_layers_look_mimetic")) {
-      c.verdict = Verdict::kNotTested;
-      absl::StrAppend(&c.measured, " [circular: the stand-in teacher starts from mimetic init]");
-      absl::StrAppend(&c.how, "; not tested when the teacher starts from mimetic init (circular)");
-    }
   }
+  // The claims that compare with mimetic init, fixed here before any result: layers of a teacher that
+  // started from mimetic init look mimetic by construction. The others compare teacher layers with the
+  // default init or with each other.
+  MarkCircularTeacher(run, {".good_layers_look_mimetic"}, &claims);
   return claims;
 }
 
