@@ -8,7 +8,8 @@
 //           absl::StrCat("exact@100: mimetic ", FormatStat(mimetic), ", default ", FormatStat(standard)),
 //           Graded(ClearlyGreater(mimetic, standard, 0.2) && mimetic.mean >= 0.5,
 //                  ClearlyGreater(mimetic, standard, 0.05)),
-//           "reproduced: mimetic exact@100 > default + 0.2 (and 2 SE) and >= 0.5; partly: > default + 0.05"};
+//           "reproduced: mimetic exact@100 > default + 0.2 (and its t interval) and >= 0.5; partly: > "
+//           "default + 0.05"};
 //   RETURN_IF_ERROR(WriteTextFile("runs/fig1/claims.md",  // run_files.h
 //                                 ClaimsMarkdown("Fig. 1", "cpu", "4-layer Mamba 2, width 64", {c})));
 #ifndef MIMETIC_EXPERIMENTS_CLAIMS_H_

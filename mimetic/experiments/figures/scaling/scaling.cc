@@ -5,7 +5,7 @@
 // is what the `cpu` presets of the paper's figures are calibrated from. The picture: exact@2L against
 // width, one panel per (N, depth), a line per init and L. The claims: the smallest size at which mimetic
 // reaches exact@2L >= 0.5, and whether the default init ever does. A size counts only when its mean over
-// seeds also exceeds two of its standard errors: exact@2L at these sizes is a lottery between seeds (one
+// seeds also exceeds its 95% t interval (claims.h): exact@2L at these sizes is a lottery between seeds (one
 // seed 0.3, the next 0), and one lucky seed must not place the threshold.
 #include <algorithm>
 #include <map>
