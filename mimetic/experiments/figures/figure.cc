@@ -9,6 +9,7 @@
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/figures/figure_common.h"
+#include "mimetic/experiments/figures/variant_setup.h"
 
 namespace mimetic::experiments {
 
@@ -171,9 +172,8 @@ absl::StatusOr<ReportFigure> RunFigure(const FigureDef& def, const std::string& 
   out.claims = JudgeFigure(def, run);
   out.room = RoomLines(run);
   RETURN_IF_ERROR(core::WriteTextFile(
-      out.claims_md_path,
-      ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher), out.claims, out.room,
-                     coverage)));
+      out.claims_md_path, ClaimsMarkdown(def.title, preset, SetupLine(run.experiment, run.teacher),
+                                         out.claims, out.room, VariantSetupLines(run), coverage)));
   // The verdicts as data beside the table, so they can be gathered without recomputing them.
   RETURN_IF_ERROR(core::WriteTextFile((dir / "claims.json").string(), ClaimsJson(out.claims)));
   out.status = problems.empty() ? "done" : absl::StrJoin(problems, "; ");

@@ -12,6 +12,7 @@
 #include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/figure.h"
 #include "mimetic/experiments/figures/figure_common.h"
+#include "mimetic/experiments/figures/variant_setup.h"
 #include "mimetic/experiments/results/aggregate.h"
 
 namespace mimetic::experiments {
@@ -40,11 +41,14 @@ using ExactFn = std::function<double(const GridPoint&, int)>;
 
 // `token` (default: the same as exact) gives each run's final per-token accuracy. `preset` names the
 // grid (smoke unless a rule needs variants only a larger preset has, e.g. Fig. 5's head dim above 32).
+// Every grid has seeds 1, 2, 3, as the cpu presets: the rules' t intervals need two or more seeds
+// (one seed has no spread; some smoke presets have one), and with three a seed-independent synthetic
+// result has SE 0.
 FigureRun SyntheticRun(const std::string& figure, const ExactFn& exact, const ExactFn& token = nullptr,
                        const std::string& preset = "smoke") {
   FigureRun run;
   run.preset = preset;
-  run.experiment = LoadPreset(Root(), figure, preset, {}).value();
+  run.experiment = LoadPreset(Root(), figure, preset, {"seeds=[1, 2, 3]"}).value();
   const std::vector<GridPoint> grid = ExpandGrid(run.experiment).value();
   for (const GridPoint& p : grid) {
     RunResult r;
@@ -94,9 +98,23 @@ TEST(FigureClaimsTest, Fig3OnlyAHelpingMamba1AtTwiceTheLengthReproducesTheMamba1
   EXPECT_EQ(v.count("fig3.train_len.m1_only_a"), 0u);
 }
 
-// Mamba 2 (smoke preset, seeds 1 and 2): none 0.1, BC only 0.1, A only 0.5 and A+BC 0.5 + 0.05 x seed
-// (interaction 0.05 and 0.10, mean 0.075 ± 0.025): clearly positive. With A+BC 0.5 + 0.1 x (seed - 2)
-// (interaction -0.1 and 0): not reproduced.
+// A null claim must not get easier as the interval widens: Δ adds 0, 0.15, 0.30 by seed (mean 0.15 ±
+// 0.087, inside t_{0.975, 2} SE = 0.37 but far above the 0.05 margin). "Only A has an effect" is then
+// partly, not reproduced, and "no benefit from Δ" not reproduced.
+TEST(FigureClaimsTest, Fig3ANoisyEffectIsStillAnEffect) {
+  const auto v = Verdicts("fig3", [](const GridPoint& p, int len) {
+    if (len > 8 || AxisOf(p, "arch") != "mamba1") return 0.0;
+    return (On(p, "A") ? 0.6 : 0.0) + (On(p, "D") ? 0.15 * (static_cast<double>(p.seed) - 1) : 0.0);
+  });
+  EXPECT_EQ(v.at("fig3.m1_only_a"), Verdict::kPartly);
+  EXPECT_EQ(v.at("fig3.m1_delta_none"), Verdict::kNotReproduced);
+}
+
+// Mamba 2 (seeds 1, 2, 3): none 0.1, BC only 0.1, A only 0.5 and A+BC 0.5 + slope x (seed - offset), so
+// the interaction per seed is slope x (seed - offset). 0.06, 0.07, 0.08 (0.070 ± 0.006): reproduced;
+// 0.035, 0.040, 0.045: partly (> 0.025 and its t interval); -0.1, 0, 0.1: not reproduced. The issue's
+// case, 0.011, 0.016, 0.021 (+0.016 ± 0.003, about two strings in 128), clears 2 SE and even the t
+// interval but not the smallest effect: not reproduced (was partly).
 TEST(FigureClaimsTest, Fig3InteractionHasTheStandardErrorOfThePerSeedContrast) {
   auto judge = [](double slope, double offset) {
     return Verdicts("fig3", [=](const GridPoint& p, int) {
@@ -105,8 +123,13 @@ TEST(FigureClaimsTest, Fig3InteractionHasTheStandardErrorOfThePerSeedContrast) {
       return On(p, "BC") ? 0.5 + slope * (static_cast<double>(p.seed) - offset) : 0.5;
     });
   };
-  EXPECT_EQ(judge(0.05, 0).at("fig3.m2_interaction"), Verdict::kReproduced);
+  EXPECT_EQ(judge(0.01, -5).at("fig3.m2_interaction"), Verdict::kReproduced);
+  EXPECT_EQ(judge(0.005, -6).at("fig3.m2_interaction"), Verdict::kPartly);
   EXPECT_EQ(judge(0.1, 2).at("fig3.m2_interaction"), Verdict::kNotReproduced);
+  EXPECT_EQ(judge(0.005, -1.2).at("fig3.m2_interaction"), Verdict::kNotReproduced);
+  // Interactions 0.05, 0.10, 0.15 (0.10 ± 0.029): above 0.05 and 2 SE (reproduced before), inside
+  // t_{0.975, 2} = 4.303 SE = 0.124; but above 0.025 and ... still inside: not reproduced.
+  EXPECT_EQ(judge(0.05, 0).at("fig3.m2_interaction"), Verdict::kNotReproduced);
 }
 
 TEST(FigureClaimsTest, Fig3NothingAtTwiceTheLengthIsNotTestedAndTheRulesAreReadAtTheTrainingLength) {
@@ -307,15 +330,55 @@ TEST(FigureClaimsTest, Fig8DeeperGeneralisesLeavesOutAnArchitectureAtZero) {
   EXPECT_EQ(Verdicts("fig8", at2l(0.3, 0.9)).at("fig8.deeper_generalises"), Verdict::kNotReproduced);
 }
 
-// Mimetic above the default in every cell but by a margin (0.02) inside noise: "better" only partly.
-TEST(FigureClaimsTest, Fig8MimeticBetterWithinNoiseIsOnlyPartly) {
+// Mimetic above the default in every cell but by a margin (0.02) below the smallest effect: a raw-mean
+// "above" is no evidence, so not reproduced (was partly).
+TEST(FigureClaimsTest, Fig8MimeticBetterWithinNoiseIsNotEvidence) {
   const auto v = Verdicts("fig8", [](const GridPoint& p, int len) {
     const int l = TaskAndLength(AxisOf(p, "task")).second;
     if (len != 2 * l) return 0.0;
     if (p.variant == "default") return 0.10;
     return 0.12;
   });
-  EXPECT_EQ(v.at("fig8.mimetic_better"), Verdict::kPartly);
+  EXPECT_EQ(v.at("fig8.mimetic_better"), Verdict::kNotReproduced);
+}
+
+// Fig. 8's smoke MQAR has 1 pair at T 8, 2 at 2L = 16: per-query chance 0.5 there. Cells where both
+// inits sit at chance are not informative; mimetic clearly above in half of the rest is partly.
+TEST(FigureClaimsTest, Fig8MimeticBetterCountsNoCellAtChance) {
+  auto pattern = [](double mqar_default, double mqar_mimetic, double copy_mimetic) {
+    return [=](const GridPoint& p, int len) {
+      const auto [task, l] = TaskAndLength(AxisOf(p, "task"));
+      if (len != 2 * l) return 0.0;
+      if (task == "mqar") return p.variant == "mimetic" ? mqar_mimetic : mqar_default;
+      return p.variant == "mimetic" ? copy_mimetic : 0.0;
+    };
+  };
+  // MQAR at chance for both (0.50 vs 0.52): only the 8 copy cells count, mimetic clearly above in all.
+  EXPECT_EQ(Verdicts("fig8", pattern(0.50, 0.52, 0.8)).at("fig8.mimetic_better"), Verdict::kReproduced);
+  // MQAR clearly above chance and mimetic clearly above there; copy at 0 for both: 8 of 8 informative.
+  EXPECT_EQ(Verdicts("fig8", pattern(0.6, 0.9, 0.0)).at("fig8.mimetic_better"), Verdict::kReproduced);
+  // MQAR informative and equal, copy clearly better: clearly above in half the cells: partly.
+  EXPECT_EQ(Verdicts("fig8", pattern(0.7, 0.7, 0.8)).at("fig8.mimetic_better"), Verdict::kPartly);
+  // Everything at chance: nothing informative (before: the MQAR cells counted at 0.5 > 0.05).
+  EXPECT_EQ(Verdicts("fig8", pattern(0.5, 0.5, 0.0)).at("fig8.mimetic_better"), Verdict::kNotTested);
+}
+
+// The issue's case: Mamba 1 at chance on MQAR (0.52 vs 0.51 per query where chance is 0.5) decided
+// "MQAR prefers deeper networks" against the paper; now it is left out and Mamba 2 (0.6 -> 0.9) decides.
+TEST(FigureClaimsTest, Fig8MqarDeeperLeavesOutAnArchitectureAtChance) {
+  auto pattern = [](double m1_shallow, double m1_deep, double m2_shallow, double m2_deep) {
+    return [=](const GridPoint& p, int len) {
+      const auto [task, l] = TaskAndLength(AxisOf(p, "task"));
+      if (len != 2 * l || task != "mqar" || p.variant != "mimetic") return 0.0;
+      const bool deep = AxisOf(p, "depth") == "2";
+      if (AxisOf(p, "arch") == "mamba1") return deep ? m1_deep : m1_shallow;
+      return deep ? m2_deep : m2_shallow;
+    };
+  };
+  EXPECT_EQ(Verdicts("fig8", pattern(0.52, 0.51, 0.6, 0.9)).at("fig8.mqar_deeper"), Verdict::kReproduced);
+  EXPECT_EQ(Verdicts("fig8", pattern(0.52, 0.51, 0.6, 0.64)).at("fig8.mqar_deeper"), Verdict::kPartly);
+  EXPECT_EQ(Verdicts("fig8", pattern(0.52, 0.51, 0.9, 0.6)).at("fig8.mqar_deeper"), Verdict::kNotReproduced);
+  EXPECT_EQ(Verdicts("fig8", pattern(0.52, 0.51, 0.5, 0.53)).at("fig8.mqar_deeper"), Verdict::kNotTested);
 }
 
 // Fig. 9 on the cpu grid: copy and MQAR at L = 8, 16, 32, 64 (eval 8 ... 128). `acc(variant, task, L)`
@@ -350,7 +413,8 @@ TEST(FigureClaimsTest, Fig9MimeticFittingTwiceTheLengthReproduces) {
 }
 
 // Grid-point artifacts: on copy the default is at 0.89 at 16 and mimetic at 0.91 (both 0 at 32), so the
-// last grid point >= 0.9 was 8 vs 16 ("2x": reproduced before); the crossings are about 15 and 16: partly.
+// last grid point >= 0.9 was 8 vs 16 ("2x": reproduced before); the crossings are about 15 and 16, made
+// of a difference of 0.02 that is no finding: not reproduced (partly before the noise test).
 // On MQAR the default holds 0.9 to 16 but breaks down (0.5) only at about 45, and mimetic fits all of
 // 8..64 (>= 64): 64 is not 2x 45, partly (before: 64 >= 2 x 16, reproduced).
 TEST(FigureClaimsTest, Fig9ReadsCrossingsNotGridPoints) {
@@ -362,7 +426,7 @@ TEST(FigureClaimsTest, Fig9ReadsCrossingsNotGridPoints) {
     if (variant == "mimetic") return 1.0;
     return std::map<int, double>{{8, 0.95}, {16, 0.92}, {32, 0.7}, {64, 0.3}}.at(l);
   });
-  EXPECT_EQ(v.at("fig9.copy_fits_longer"), Verdict::kPartly);
+  EXPECT_EQ(v.at("fig9.copy_fits_longer"), Verdict::kNotReproduced);
   EXPECT_EQ(v.at("fig9.mqar_fits_longer"), Verdict::kPartly);
   // The default fits longer than mimetic: not reproduced.
   const auto worse = Fig9([](const std::string& variant, const std::string&, int l) {
@@ -386,7 +450,8 @@ TEST(FigureClaimsTest, Fig9GeneralisesBetterReadsOnlyTasksSomeInitGeneralisesOn)
 
 // On the cpu grid (3 seeds), copy at 2L: the default at 0.1; mimetic 0.25 above it on average but
 // 0.0, 0.3, 0.75 by seed (SE 0.22). The mean over training lengths clears the default by more than 0.05
-// ("reproduced" before), the per-seed gain not by 2 SE: not reproduced. The same gain in every seed is.
+// ("reproduced" before), the per-seed gain not beyond its t interval: not reproduced. The same gain in
+// every seed is.
 TEST(FigureClaimsTest, Fig9GeneralisesBetterNeedsTwoStandardErrorsOverSeeds) {
   auto judge = [](const std::vector<double>& mimetic_by_seed) {
     return Verdicts(
@@ -453,14 +518,19 @@ TEST(FigureClaimsTest, Fig4StackCopyClaimsAreNotTestedWhenNothingFits) {
   EXPECT_EQ(v.at("fig4.stack_baseline_no_2x"), Verdict::kNotTested);  // the default does not fit L
   EXPECT_EQ(v.at("fig4.stack_mimetic_generalises"), Verdict::kNotTested);
   EXPECT_EQ(v.at("fig4.stack_mimetic_faster"), Verdict::kNotTested);  // neither reaches 0.9
-  // The default fits L and not 2L: reproduced; fits both: not reproduced.
-  auto fits = [](double at2l) {
+  // The default fits L and not 2L where mimetic copies 2L (`mimetic_2l`): reproduced (0 at 2L) or partly
+  // (0.3); fits both: not reproduced; not 2L where mimetic does not either: a failure both share, not
+  // tested (reproduced before the guard).
+  auto fits = [](double at2l, double mimetic_2l = 0.0) {
     return [=](const GridPoint& p, int len) {
+      if (p.variant == "mimetic_layer4") return len == 8 ? 1.0 : mimetic_2l;
       if (p.variant != "default") return 0.0;
       return len == 8 ? 1.0 : at2l;
     };
   };
-  EXPECT_EQ(Verdicts("fig4", fits(0.0)).at("fig4.stack_baseline_no_2x"), Verdict::kReproduced);
+  EXPECT_EQ(Verdicts("fig4", fits(0.0, 0.9)).at("fig4.stack_baseline_no_2x"), Verdict::kReproduced);
+  EXPECT_EQ(Verdicts("fig4", fits(0.3, 0.9)).at("fig4.stack_baseline_no_2x"), Verdict::kPartly);
+  EXPECT_EQ(Verdicts("fig4", fits(0.0)).at("fig4.stack_baseline_no_2x"), Verdict::kNotTested);
   EXPECT_EQ(Verdicts("fig4", fits(1.0)).at("fig4.stack_baseline_no_2x"), Verdict::kNotReproduced);
   EXPECT_EQ(Verdicts("fig4", fits(1.0)).at("fig4.stack_mimetic_generalises"), Verdict::kNotReproduced);
 }
@@ -507,8 +577,8 @@ TEST(FigureClaimsTest, MapClaimsReadEverySeed) {
     run.maps = [=](const RunResult& r) -> absl::StatusOr<FinalMaps> { return SyntheticMaps(sharp(r)); };
     return JudgeClaims(&run, figure);
   };
-  // Fig. 2: seed 1 sharp, seed 2 not: mean 0.5, partly (the first seed alone said reproduced).
-  EXPECT_EQ(judged("fig2", [](const RunResult& r) { return r.point.seed == 1; }).at("fig2.sharp").verdict,
+  // Fig. 2: seeds 1 and 2 sharp, seed 3 not: mean 0.67, partly (the first seed alone said reproduced).
+  EXPECT_EQ(judged("fig2", [](const RunResult& r) { return r.point.seed != 3; }).at("fig2.sharp").verdict,
             Verdict::kPartly);
   EXPECT_EQ(judged("fig2", [](const RunResult&) { return true; }).at("fig2.sharp").verdict,
             Verdict::kReproduced);
@@ -650,9 +720,9 @@ TEST(FigureClaimsTest, ScalingNamesTheSmallestSizeWhereMimeticCopiesTwiceTheLeng
   EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kNotTested);
 }
 
-// The scaling target's cpu grid (2 seeds): exact@2L at one size is a lottery between seeds, so a size
-// counts only when its mean clears the level and 2 SE. Every run fits L; mimetic copies 2L only at
-// width 128, N 128, 2 layers, L 20, where seed 1 gives `seed1` and seed 2 gives `seed2`.
+// The scaling target's cpu grid (seeds 1, 2, 3 here): exact@2L at one size is a lottery between seeds, so
+// a size counts only when its mean clears the level and its t interval. Every run fits L; mimetic copies
+// 2L only at width 128, N 128, 2 layers, L 20, where seed 1 gives `seed1` and seeds 2 and 3 `seed2`.
 std::map<std::string, Claim> ScalingSeeds(double seed1, double seed2) {
   FigureRun run = SyntheticRun(
       "scaling",
@@ -671,15 +741,17 @@ TEST(FigureClaimsTest, ScalingCountsASizeOnlyWhenItsSeedsAgree) {
   EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kReproduced);
   EXPECT_THAT(c.at("scaling.mimetic_2x").measured,
               ::testing::HasSubstr("L 20: smallest width 128, N 128, 2 layers (key 128)"));
-  // One seed at 0.9, the other at 0: mean 0.45 ± 0.45, below 0.5 and within 2 SE of 0, so not even partly.
+  // Seed 1 at 0.9, seeds 2 and 3 at 0: mean 0.30 ± 0.30, below 0.5 and within its t interval of 0, so not
+  // even partly.
   c = ScalingSeeds(0.9, 0.0);
   EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kNotReproduced);
   EXPECT_THAT(c.at("scaling.mimetic_2x").measured,
               ::testing::HasSubstr("L 20: none reaches 0.5; best width 128, N 128, 2 layers"));
-  // Both seeds small but above the floor: partly.
+  // Both seeds small but above the floor: partly. No model of either init copies 2L, so the default's
+  // failure there is one both share: not tested (reproduced before the guard).
   c = ScalingSeeds(0.12, 0.08);
   EXPECT_EQ(c.at("scaling.mimetic_2x").verdict, Verdict::kPartly);
-  EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kReproduced);
+  EXPECT_EQ(c.at("scaling.default_never_2x").verdict, Verdict::kNotTested);
 }
 
 // The γ figure's smoke grid: γ = 0.3 and 1.0. The composite solution appears only at γ = 1.
@@ -740,6 +812,107 @@ TEST(FigureClaimsTest, Fig7ClaimsFailWhenBothInitsAreTheSame) {
   EXPECT_EQ(v.at("fig7.default_needs_large_n"), Verdict::kNotReproduced);  // fits at every N
   EXPECT_EQ(v.at("fig7.mimetic_16x"), Verdict::kNotReproduced);            // not above default at N
   EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kNotReproduced);             // default grows as fast
+}
+
+// Issue 47, rule 5 (in part): claims.md says what each compared model was trained as.
+TEST(FigureClaimsTest, VariantSetupLinesSayWhatWasTrained) {
+  FigureRun run = SyntheticRun("fig1", [](const GridPoint&, int) { return 0.5; });
+  run.summary.aggregate = AggregateRuns(run.experiment, run.summary.runs);
+  EXPECT_THAT(VariantSetupLines(run),
+              ::testing::ElementsAre("default, mimetic: Mamba 2 (N 8, head dim 8) x 4, width 16; lr 0.002 "
+                                     "linear (warmup 2), 6 steps, batch 4; copy V 8, strings 2..6, rows 33 "
+                                     "tokens; seeds 1, 2, 3"));
+  models::ModelSpec spec;
+  for (int i = 0; i < 3; ++i) spec.add_layers()->mutable_mamba2()->set_d_state(32);
+  spec.add_layers()->mutable_attention();
+  spec.add_layers()->mutable_mamba2()->set_d_state(32);
+  EXPECT_EQ(LayersText(spec),
+            "Mamba 2 (N 32, head dim 64) x 3 + attention (1 head) + Mamba 2 (N 32, head dim 64)");
+}
+
+// Issue 47, rule 4 (in part): a teacher that started from mimetic init makes every claim that compares
+// with mimetic init circular, fixed in each figure's code: the transfer's "mimetic gets close" too (only
+// Figs. 10 and 11 were marked before), whatever the outcome.
+TEST(FigureClaimsTest, ATeacherFromMimeticInitMakesEveryMimeticComparisonCircular) {
+  FigureRun run = SyntheticRun("transfer", [](const GridPoint&, int) { return 1.0; });
+  EXPECT_EQ(JudgeClaims(&run, "transfer").at("transfer.mimetic_close").verdict, Verdict::kReproduced);
+  run.teacher.from_mimetic_init = true;
+  const auto c = JudgeClaims(&run, "transfer");
+  EXPECT_EQ(c.at("transfer.mimetic_close").verdict, Verdict::kNotTested);
+  EXPECT_THAT(c.at("transfer.mimetic_close").measured, ::testing::HasSubstr("[circular"));
+  EXPECT_NE(c.at("transfer.fits_better").verdict, Verdict::kNotTested);  // compares with the default
+}
+
+// Issue 47, rule 2: a failure both variants share is no evidence. Fig. 1's smoke grid reads 6 and 12.
+// `d` and `m` give the default's and mimetic's exact accuracy at (L, 2L).
+TEST(FigureClaimsTest, Fig1DefaultPlateausNeedsMimeticToSucceedWhereTheDefaultFails) {
+  auto judge = [](double d1, double d2, double m1, double m2) {
+    return Verdicts("fig1",
+                    [=](const GridPoint& p, int len) {
+                      const bool mimetic = p.variant == "mimetic";
+                      return len == 6 ? (mimetic ? m1 : d1) : (mimetic ? m2 : d2);
+                    })
+        .at("fig1.default_plateaus");
+  };
+  EXPECT_EQ(judge(0.0, 0.0, 1.0, 0.0), Verdict::kReproduced);     // plateaus where mimetic fits
+  EXPECT_EQ(judge(1.0, 0.0, 1.0, 0.8), Verdict::kPartly);         // fails 2L where mimetic copies it
+  EXPECT_EQ(judge(1.0, 1.0, 1.0, 1.0), Verdict::kNotReproduced);  // the default copies 2L
+  // The kept cpu result's shape: the default fits L and fails 2L, but mimetic fails 2L too (0.003 vs
+  // 0.116): partly before, now not tested. Both stuck at L: not tested either.
+  EXPECT_EQ(judge(0.6, 0.003, 1.0, 0.116), Verdict::kNotTested);
+  EXPECT_EQ(judge(0.0, 0.0, 0.1, 0.0), Verdict::kNotTested);
+}
+
+// Issue 47, rule 3: a partly needs the noise test too. At Fig. 6's largest V, mimetic at 2L against a
+// default at 0, pooled over the smoke grid's two L (6 runs): seeds 0, 0, 0.384 at each (0.128 ± 0.081,
+// the kept result's mean; it was 0.128 ± 0.066 over 3 seeds there) was partly on its mean; inside
+// t_{0.975, 5} SE = 0.208 it is not reproduced. 0.15 in every seed: partly; 0.3: reproduced.
+TEST(FigureClaimsTest, Fig6MimeticPreventsPartlyNeedsItsInterval) {
+  auto judge = [](const std::function<double(uint64_t)>& mimetic_hi) {
+    return Verdicts("fig6",
+                    [=](const GridPoint& p, int len) {
+                      if (len <= 4) return 1.0;
+                      if (AxisOf(p, "arch") != "mamba2" || p.variant != "mimetic") return 0.0;
+                      return AxisOf(p, "V") == "16" ? mimetic_hi(p.seed) : 0.5;
+                    })
+        .at("fig6.m2_mimetic_prevents");
+  };
+  EXPECT_EQ(judge([](uint64_t s) { return s == 3 ? 0.384 : 0.0; }), Verdict::kNotReproduced);
+  EXPECT_EQ(judge([](uint64_t) { return 0.15; }), Verdict::kPartly);
+  EXPECT_EQ(judge([](uint64_t) { return 0.3; }), Verdict::kReproduced);
+}
+
+// Issue 47, rule 2: a growth claim against a reference that learned nothing. Mimetic's copied length
+// grows with N while the default fits L at no N: the kept cpu result was "reproduced" so; not tested.
+TEST(FigureClaimsTest, Fig7LogLinearIsNotTestedAgainstADefaultThatFitsNothing) {
+  const auto v = Verdicts("fig7", [](const GridPoint& p, int len) {
+    if (p.variant == "default") return 0.0;
+    return len / 4 <= std::log2(std::stoi(AxisOf(p, "N"))) ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(v.at("fig7.log_linear"), Verdict::kNotTested);
+  // Slopes that differ by seed: mimetic's per-seed slopes inside the noise of the default's: at most
+  // not reproduced, whatever the means.
+  const auto noisy = Verdicts("fig7", [](const GridPoint& p, int len) {
+    const int n = std::stoi(AxisOf(p, "N"));
+    if (p.variant == "default") return len == 4 ? 1.0 : 0.0;
+    // Seed 1 copies everything at N 32 only; seeds 2 and 3 copy nothing beyond L.
+    return len == 4 || (p.seed == 1 && n == 32) ? 1.0 : 0.0;
+  });
+  EXPECT_EQ(noisy.at("fig7.log_linear"), Verdict::kNotReproduced);
+}
+
+// Issue 47, rule 1: chance is a level. Fig. 9's cpu MQAR has 2 pairs at L 16 and 4 at 32, so per-query
+// chance is 0.5 and 0.25 there. Both inits at chance beyond L 8, mimetic 0.06 above it at 16: read on
+// raw accuracy mimetic "breaks down later" (about 18 vs 16: partly); rescaled from chance neither
+// reaches halfway: not tested.
+TEST(FigureClaimsTest, Fig9MqarCrossingsAreReadAboveChance) {
+  const auto v = Fig9([](const std::string& variant, const std::string& task, int l) {
+    if (task == "copy") return 0.0;
+    if (l == 8) return 1.0;
+    if (l == 16) return variant == "mimetic" ? 0.56 : 0.5;
+    return 0.25;
+  });
+  EXPECT_EQ(v.at("fig9.mqar_fits_longer"), Verdict::kNotTested);
 }
 
 }  // namespace

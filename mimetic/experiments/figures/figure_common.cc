@@ -9,6 +9,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +18,7 @@
 #include "mimetic/experiments/config/room.h"
 #include "mimetic/experiments/config/sweep.h"
 #include "mimetic/experiments/figures/final_maps_file.h"
+#include "mimetic/experiments/results/chance.h"
 #include "mimetic/experiments/runner/point_run.h"
 #include "mimetic/init/transform.h"
 #include "mimetic/models/spec.h"
@@ -83,7 +85,38 @@ absl::StatusOr<CurvePanel> AccuracyPanel(const FigureRun& run, const std::string
       panel.bands.push_back(std::move(b));
     }
   }
+  // The chance level of the first group's task (the labels compare inits on one task).
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const Band& b : panel.bands) {
+    for (double x : b.xs) x0 = std::min(x0, x), x1 = std::max(x1, x);
+  }
+  if (!labels.empty()) {
+    ASSIGN_OR_RETURN(const Group* g, GetGroup(run, labels[0]));
+    for (Band& b : ChanceBands(run, *g, lengths, token, x0, x1)) panel.bands.push_back(std::move(b));
+  }
   return panel;
+}
+
+std::vector<Band> ChanceBands(const FigureRun& run, const Group& g, const std::vector<int>& lengths,
+                              bool token, double x0, double x1) {
+  constexpr int kGrey = 7;  // tab10's grey, used by no variant
+  std::vector<Band> out;
+  const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+  if (!r || !(x1 >= x0)) return out;
+  std::vector<double> drawn;
+  for (int len : lengths) {
+    const double c = ChanceLevel(r->experiment.task(), len, token ? Metric::kToken : Metric::kExact);
+    if (!(c >= 0.005) || std::find(drawn.begin(), drawn.end(), c) != drawn.end()) continue;
+    drawn.push_back(c);
+    Band b;
+    b.name = absl::StrCat("chance @", len);
+    b.xs = {x0, x1};
+    b.mean = b.lo = b.hi = {c, c};
+    b.dotted = len == lengths.front();  // the figures' convention: dotted at the training length
+    b.color = kGrey;
+    out.push_back(std::move(b));
+  }
+  return out;
 }
 
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold) {
@@ -166,6 +199,12 @@ std::optional<ResolvedGroup> ResolveGroup(const FigureRun& run, const Group& g) 
   absl::StatusOr<models::ModelSpec> spec = models::ResolveSpec(VariantModel(*e, e->variants(0)));
   if (!spec.ok()) return std::nullopt;
   return ResolvedGroup{*std::move(e), *std::move(spec)};
+}
+
+double GroupFloor(const FigureRun& run, const Group& g, int length, bool token) {
+  const std::optional<ResolvedGroup> r = ResolveGroup(run, g);
+  if (!r) return kAboveChance;
+  return LearnedFloor(r->experiment.task(), length, token ? Metric::kToken : Metric::kExact);
 }
 
 namespace {
@@ -365,6 +404,20 @@ std::optional<std::string> UnlearnedTeacher(const FigureRun& run) {
 }
 
 }  // namespace
+
+void MarkCircularTeacher(const FigureRun& run, const std::vector<std::string>& mimetic_comparisons,
+                         std::vector<Claim>* claims) {
+  if (!run.teacher.from_mimetic_init) return;
+  for (Claim& c : *claims) {
+    const bool compares =
+        std::any_of(mimetic_comparisons.begin(), mimetic_comparisons.end(),
+                    [&](const std::string& suffix) { return absl::EndsWith(c.id, suffix); });
+    if (!compares) continue;
+    c.verdict = Verdict::kNotTested;
+    absl::StrAppend(&c.measured, " [circular: the stand-in teacher starts from mimetic init]");
+    absl::StrAppend(&c.how, "; not tested when the teacher starts from mimetic init (circular)");
+  }
+}
 
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims) {
   if (!run.teacher.run.has_value()) return;

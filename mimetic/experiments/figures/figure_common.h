@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "mimetic/experiments/figures/figure.h"
+#include "mimetic/experiments/results/chance.h"
 #include "mimetic/models/attention_maps.h"
 
 namespace mimetic::experiments {
@@ -42,6 +43,14 @@ template <typename Key>
 Band StatBand(const std::string& name, const std::map<Key, Stat>& by_x, int color, bool dotted = false) {
   return StatBand(name, std::vector<std::pair<double, Stat>>(by_x.begin(), by_x.end()), color, dotted);
 }
+
+// Grey lines at the chance level of `g`'s task (chance.h) at each of `lengths`, across [x0, x1], named
+// "chance @<length>" (dotted at the first, the training length, as the figures draw it): panels of an
+// accuracy that has a chance level (per token, MQAR per query) show the level "learned nothing" is read from.
+// None where chance is below 0.005 (exact copies: the line would lie on the axis) or the group cannot be
+// resolved; one line for lengths that share a level.
+std::vector<Band> ChanceBands(const FigureRun& run, const Group& g, const std::vector<int>& lengths,
+                              bool token, double x0, double x1);
 
 // The first evaluated step at which the group's mean accuracy at `length` reaches `threshold`.
 std::optional<int64_t> FirstStepReaching(const Group& group, int length, double threshold);
@@ -103,6 +112,19 @@ void MarkNoRoom(const FigureRun& run, std::vector<Claim>* claims);
 // kNotTested with the reason appended to `measured` ("the stand-in teacher did not learn its task:
 // per-token@16 0.08 < 0.50"). A published checkpoint (no run) leaves the claims alone.
 void MarkUnlearnedTeacher(const FigureRun& run, std::vector<Claim>* claims);
+
+// The floor below which `g`'s accuracy at `length` has learned nothing (chance.h LearnedFloor on the
+// group's own task, after its variant's and axes' overrides: MQAR per query 1/pairs + 0.05, an exact copy
+// 0.05); kAboveChance when the group cannot be resolved. Every "not tested" / "informative" guard reads it.
+double GroupFloor(const FigureRun& run, const Group& g, int length, bool token = false);
+
+// Where the run's teacher started from mimetic init (run.teacher.from_mimetic_init), every claim that
+// compares with mimetic init (its id ends with one of `mimetic_comparisons`, which each figure lists in
+// its code) is circular: a model made from that teacher carries mimetic init's structure. Those claims
+// become kNotTested with "[circular: ...]" after `measured` and the reason after `how`, whatever their
+// outcome; the others are left alone.
+void MarkCircularTeacher(const FigureRun& run, const std::vector<std::string>& mimetic_comparisons,
+                         std::vector<Claim>* claims);
 
 // "0.91 ± 0.03 (n=3)" of a group's final exact (or token) accuracy at a length.
 Stat FinalStat(const Group& group, int length, bool token = false);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -194,6 +195,28 @@ std::string SummaryMarkdown(const Experiment& e, const Aggregate& a) {
   return out.str();
 }
 
+namespace {
+
+constexpr const char* kSummaryColumns[] = {"variant",  "lr",         "length",   "seeds",     "exact_mean",
+                                           "exact_se", "token_mean", "token_se", "loss_mean", "loss_se"};
+
+// The header names of the axis columns: an axis whose name is one of the fixed columns (`:scaling`'s axis
+// "length" beside the eval length) or repeats an earlier one is written "axis_<name>" (then with a number),
+// so that no two columns share a name and a reader keyed by name (csv.DictReader, pandas) drops none.
+std::vector<std::string> AxisColumns(const std::vector<std::string>& axis_names) {
+  std::set<std::string> used(std::begin(kSummaryColumns), std::end(kSummaryColumns));
+  std::vector<std::string> out;
+  for (const std::string& n : axis_names) {
+    std::string column = used.count(n) ? "axis_" + n : n;
+    for (int k = 2; used.count(column); ++k) column = absl::StrCat("axis_", n, "_", k);
+    used.insert(column);
+    out.push_back(column);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string SummaryCsv(const Experiment& e, const Aggregate& a) {
   std::vector<std::string> axis_names;
   for (const SweepAxis& axis : e.sweep().axes()) {
@@ -201,7 +224,7 @@ std::string SummaryCsv(const Experiment& e, const Aggregate& a) {
   }
   std::ostringstream out;
   out << "variant,";
-  for (const std::string& n : axis_names) out << Csv(n) << ",";
+  for (const std::string& n : AxisColumns(axis_names)) out << Csv(n) << ",";
   out << "lr,length,seeds,exact_mean,exact_se,token_mean,token_se,loss_mean,loss_se\n";
   for (const Group& g : a.groups) {
     for (int len : e.eval().lengths()) {

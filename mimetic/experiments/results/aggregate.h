@@ -71,7 +71,8 @@ const Group* FindGroup(const Aggregate& aggregate, const std::string& label);
 // and (for learning-rate sweeps) each candidate's score.
 std::string SummaryMarkdown(const Experiment& experiment, const Aggregate& aggregate);
 // CSV, one row per group and eval length: variant, each axis, lr, length, seeds, exact_mean, exact_se,
-// token_mean, token_se, loss_mean, loss_se.
+// token_mean, token_se, loss_mean, loss_se. No two columns share a name: an axis named like a fixed column
+// (e.g. "length") or like an earlier axis is headed "axis_<name>".
 std::string SummaryCsv(const Experiment& experiment, const Aggregate& aggregate);
 // CSV, one row per finished point and eval length (every seed and rate).
 std::string RunsCsv(const Experiment& experiment, const std::vector<RunResult>& runs);

@@ -88,6 +88,37 @@ TEST(AggregateTest, ChoosesTheRateWithTheBestExactAccuracyThenTheLowerLoss) {
   EXPECT_THAT(csv, HasSubstr("default,5e-4,100,3,0.1,"));
 }
 
+// `:scaling` has an axis named "length" beside the eval length column: two "length" columns made a
+// reader keyed by name (csv.DictReader) keep one. The axis is headed "axis_length".
+TEST(AggregateTest, SummaryCsvHasNoTwoColumnsWithOneName) {
+  Experiment e = ParseExperiment(R"pb(
+                   name: "agg"
+                   variants { name: "default" }
+                   eval { lengths: [ 50 ] }
+                   seeds: [ 1 ]
+                   sweep {
+                     axes {
+                       name: "length"
+                       fields: "train.steps"
+                       values: [ "10" ]
+                     }
+                     axes {
+                       name: "seeds2"
+                       fields: "train.batch_size"
+                       values: [ "4" ]
+                     }
+                   }
+                 )pb")
+                     .value();
+  RunResult r = Finished("default", "", 1, 0.5, 0.5, 1.0);
+  r.point.axes = {{"length", "10"}, {"seeds2", "4"}};
+  const std::string csv = SummaryCsv(e, AggregateRuns(e, {r}));
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header,
+            "variant,axis_length,seeds2,lr,length,seeds,exact_mean,exact_se,token_mean,token_se,loss_mean,"
+            "loss_se");
+}
+
 TEST(AggregateTest, SelectionLengthCanBeChosenAndUnfinishedPointsAreListed) {
   Experiment e = WithLrAxis();
   e.mutable_sweep()->set_select_length(100);

@@ -1,5 +1,6 @@
 #include "mimetic/experiments/results/claims.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -23,27 +24,41 @@ std::string VerdictName(Verdict verdict) {
   return "not tested";
 }
 
+namespace {
+// The 95% interval of a - b: Student's t at Welch's df times the standard error of the difference.
+double DiffHalfWidth(const Stat& a, const Stat& b) {
+  return StudentT975(WelchDf(a, b)) * std::sqrt(a.se * a.se + b.se * b.se);
+}
+}  // namespace
+
 bool ClearlyGreater(const Stat& a, const Stat& b, double margin) {
-  if (a.n == 0 || b.n == 0) return false;
+  if (a.n < 2 || b.n < 2) return false;
   const double diff = a.mean - b.mean;
-  return diff > margin && diff > 2 * std::sqrt(a.se * a.se + b.se * b.se);
+  return diff > margin && diff > DiffHalfWidth(a, b);
 }
 
 bool ClearlyPositive(const Stat& contrast, double margin) {
-  return contrast.n > 0 && contrast.mean > margin && contrast.mean > 2 * contrast.se;
+  return contrast.n >= 2 && contrast.mean > margin && contrast.mean > HalfWidth95(contrast);
 }
 
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance) {
   if (a.n == 0 || b.n == 0) return false;
   const double diff = std::fabs(a.mean - b.mean);
-  return diff <= tolerance || diff <= 2 * std::sqrt(a.se * a.se + b.se * b.se);
+  // One value of either: no interval to tell them apart with (DiffHalfWidth is infinite).
+  return diff <= tolerance || !(diff > DiffHalfWidth(a, b));
 }
+
+double PartlyMargin(double reproduced_margin) { return std::max(kMinEffect, reproduced_margin / 2); }
 
 bool AllBelow(std::initializer_list<Stat> stats, double floor) {
   for (const Stat& s : stats) {
     if (s.n > 0 && !(s.mean < floor)) return false;
   }
   return true;
+}
+
+bool FailureIsEvidence(const Stat& failing, const Stat& other, double success, double margin) {
+  return other.mean >= success && ClearlyGreater(other, failing, margin);
 }
 
 Verdict Graded(bool reproduced, bool partly) {
@@ -148,10 +163,17 @@ std::string CoverageMarkdown(const Coverage& c) {
 
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room, const Coverage& coverage) {
+                           const std::vector<std::string>& room, const std::vector<std::string>& models,
+                           const Coverage& coverage) {
+  std::string model_md;
+  if (!models.empty()) {
+    model_md =
+        "- Models compared (layers, width; learning rate, schedule, steps, batch; task, rows; seeds):\n";
+    for (const std::string& line : models) absl::StrAppend(&model_md, "  - ", MarkdownCell(line), "\n");
+  }
   std::string md = absl::StrCat(
       "# Claims: ", MarkdownCell(figure_title), "\n\n", "- Preset: `", preset, "`\n",
-      "- Setup: ", MarkdownCell(setup), "\n", RoomMarkdown(room), CoverageMarkdown(coverage), "- ",
+      "- Setup: ", MarkdownCell(setup), "\n", model_md, RoomMarkdown(room), CoverageMarkdown(coverage), "- ",
       TalliesLine(claims), "\n\n",
       "Each verdict is computed by code from this run's metrics with the rule "
       "listed below the table; \"not reproduced\" means not at this run's size.\n\n");

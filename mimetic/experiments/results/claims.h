@@ -8,7 +8,8 @@
 //           absl::StrCat("exact@100: mimetic ", FormatStat(mimetic), ", default ", FormatStat(standard)),
 //           Graded(ClearlyGreater(mimetic, standard, 0.2) && mimetic.mean >= 0.5,
 //                  ClearlyGreater(mimetic, standard, 0.05)),
-//           "reproduced: mimetic exact@100 > default + 0.2 (and 2 SE) and >= 0.5; partly: > default + 0.05"};
+//           "reproduced: mimetic exact@100 > default + 0.2 (and its t interval) and >= 0.5; partly: > "
+//           "default + 0.05"};
 //   RETURN_IF_ERROR(WriteTextFile("runs/fig1/claims.md",  // run_files.h
 //                                 ClaimsMarkdown("Fig. 1", "cpu", "4-layer Mamba 2, width 64", {c})));
 #ifndef MIMETIC_EXPERIMENTS_CLAIMS_H_
@@ -54,22 +55,41 @@ struct Claim {
   ClaimKind kind = ClaimKind::kPaper;
 };
 
-// a.mean exceeds b.mean by more than `margin` AND by more than two standard errors of the difference,
-// 2 * sqrt(a.se^2 + b.se^2). False when either has no values.
+// Every comparison below is a 95% interval with Student's t (stats.h): with n seeds a mean's standard
+// error is scaled by t_{0.975, n-1} (4.303 for 3 seeds), not by 2, which with 3 seeds is about an 82%
+// interval. One seed has no spread to measure, so nothing is clear from it.
+
+// a.mean exceeds b.mean by more than `margin` AND by more than the interval of the difference,
+// t_{0.975, df} * sqrt(a.se^2 + b.se^2) with Welch's df (WelchDf). False when either has fewer than 2
+// values.
 bool ClearlyGreater(const Stat& a, const Stat& b, double margin = 0);
 
-// A paired contrast (per-seed differences, mean ± SE over seeds) exceeds `margin` AND two of its own
-// standard errors. False when it has no values.
+// A paired contrast (per-seed differences, mean ± SE over seeds) exceeds `margin` AND its interval,
+// t_{0.975, n-1} * se. False when it has fewer than 2 values.
 bool ClearlyPositive(const Stat& contrast, double margin = 0);
 
-// |a.mean - b.mean| is within `tolerance` or within two standard errors of the difference: the run
-// cannot tell a and b apart. False when either has no values.
+// |a.mean - b.mean| is within `tolerance` or within the interval of the difference (as ClearlyGreater):
+// the run cannot tell a and b apart. False when either has no values.
 bool NotClearlyDifferent(const Stat& a, const Stat& b, double tolerance = 0);
 
+// The margin a "partly" asks for where "reproduced" asks for `reproduced_margin`: half of it, and at
+// least kMinEffect. Every "partly" takes the same noise test as "reproduced" with this lower margin, so
+// no verdict above "not reproduced" rests on raw means.
+inline constexpr double kMinEffect = 0.025;  // about 3 strings in an eval of 128: below it, no finding
+double PartlyMargin(double reproduced_margin);
+
 // True when every stat's mean is below `floor` (a stat with no values, whose mean is NaN, counts as
-// below): accuracies that are all near zero compare nothing with nothing, so a rule reading them gives
-// "not tested" rather than "not reproduced".
+// below): accuracies at the task's chance level compare nothing with nothing, so a rule reading them
+// gives "not tested" rather than "not reproduced". The floor is the task's chance level plus a margin
+// (chance.h LearnedFloor: 0.05 for exact copies, 1/pairs + 0.05 for MQAR per query).
 bool AllBelow(std::initializer_list<Stat> stats, double floor = 0.05);
+
+// The guard of every claim that one variant fails (plateaus, never copies 2L, does not generalise): the
+// failure of `failing` at a reading is evidence only where the variant it is compared with, `other`,
+// succeeds at the same reading: other.mean >= `success` and clearly above `failing` (ClearlyGreater by
+// `margin`). A failure both share says the setting is too hard for either, not that one is worse; such
+// a claim is "not tested", never "reproduced" or "partly".
+bool FailureIsEvidence(const Stat& failing, const Stat& other, double success, double margin = 0.1);
 
 // kReproduced when `reproduced`, else kPartly when `partly`, else kNotReproduced.
 Verdict Graded(bool reproduced, bool partly);
@@ -101,11 +121,13 @@ std::string CoverageMarkdown(const Coverage& coverage);
 // Markdown for claims.md: a header naming the figure, preset and setup; a table
 // claim | paper | measured | verdict; then each claim's rule. '|' and '<' in a cell are escaped and
 // newlines become spaces, so any text keeps the table intact and shows as written.
-// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model. With a
-// coverage (total > 0) its line follows, and on a partial grid every verdict reads "(provisional)".
+// `room` (figure_common.h RoomLines) is listed under the setup, one line per compared model, after
+// `models` (variant_setup.h VariantSetupLines): what each compared model was trained as. With a coverage
+// (total > 0) its line follows, and on a partial grid every verdict reads "(provisional)".
 std::string ClaimsMarkdown(const std::string& figure_title, const std::string& preset,
                            const std::string& setup, const std::vector<Claim>& claims,
-                           const std::vector<std::string>& room = {}, const Coverage& coverage = {});
+                           const std::vector<std::string>& room = {},
+                           const std::vector<std::string>& models = {}, const Coverage& coverage = {});
 
 // The room lines as a markdown list item with one sub-item each ("" when there are none).
 std::string RoomMarkdown(const std::vector<std::string>& room);

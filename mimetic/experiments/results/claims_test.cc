@@ -47,12 +47,43 @@ TEST(CompareTest, ClearlyGreaterNeedsMarginAndTwoStandardErrors) {
   EXPECT_FALSE(NotClearlyDifferent(high, MeanSe({}), 1));
 }
 
-TEST(CompareTest, ClearlyPositiveNeedsMarginAndTwoOfItsStandardErrors) {
-  EXPECT_TRUE(ClearlyPositive({0.12, 0.05, 3}, 0.05));
-  EXPECT_FALSE(ClearlyPositive({0.10, 0.08, 3}, 0.05));  // inside 2 SE
+TEST(CompareTest, ClearlyPositiveNeedsMarginAndItsStudentTInterval) {
+  EXPECT_TRUE(ClearlyPositive({0.25, 0.05, 3}, 0.05));   // 0.25 > 4.303 * 0.05 = 0.215
+  EXPECT_FALSE(ClearlyPositive({0.12, 0.05, 3}, 0.05));  // above 2 SE, inside t_{0.975, 2} SE
+  EXPECT_TRUE(ClearlyPositive({0.12, 0.05, 10}, 0.05));  // 9 df: 2.262 * 0.05 = 0.113
   EXPECT_FALSE(ClearlyPositive({0.04, 0.0, 3}, 0.05));   // the margin is not met
   EXPECT_FALSE(ClearlyPositive({-0.3, 0.01, 3}, 0));     // negative
+  EXPECT_FALSE(ClearlyPositive({0.5, 0.0, 1}, 0));       // one seed: no spread, nothing is clear
   EXPECT_FALSE(ClearlyPositive(MeanSe({}), 0));          // no values
+}
+
+// The case: two standard errors with 3 seeds are an 82% interval. A difference of 0.15 with
+// SE 0.05 each clears 2 SE of the difference (0.141) but not t_{0.975, 4} of it (0.196).
+TEST(CompareTest, ClearlyGreaterUsesStudentTWithWelchDf) {
+  EXPECT_FALSE(ClearlyGreater({0.45, 0.05, 3}, {0.30, 0.05, 3}, 0));
+  EXPECT_TRUE(ClearlyGreater({0.50, 0.05, 3}, {0.30, 0.05, 3}, 0));
+  // One side without spread: the other's n - 1 = 2 df, 4.303 * 0.05 = 0.215.
+  EXPECT_FALSE(ClearlyGreater({0.2, 0.05, 3}, {0.0, 0.0, 3}, 0));
+  EXPECT_TRUE(ClearlyGreater({0.25, 0.05, 3}, {0.0, 0.0, 3}, 0));
+  // Neither has spread (every seed alike): any difference above the margin is clear.
+  EXPECT_TRUE(ClearlyGreater({0.1, 0.0, 3}, {0.0, 0.0, 3}, 0.05));
+  EXPECT_FALSE(ClearlyGreater({0.9, 0.0, 1}, {0.0, 0.0, 3}, 0));  // one seed
+  EXPECT_TRUE(NotClearlyDifferent({0.45, 0.05, 3}, {0.30, 0.05, 3}));
+}
+
+TEST(CompareTest, PartlyHalvesTheMarginDownToTheSmallestEffect) {
+  EXPECT_DOUBLE_EQ(PartlyMargin(0.2), 0.1);
+  EXPECT_DOUBLE_EQ(PartlyMargin(0.05), kMinEffect);
+  EXPECT_DOUBLE_EQ(PartlyMargin(0), kMinEffect);
+}
+
+TEST(CompareTest, AFailureIsEvidenceOnlyWhereTheOtherSucceeds) {
+  // Fig. 1's case: the default fails at 2L (0.003) but so does mimetic (0.116): no evidence.
+  EXPECT_FALSE(FailureIsEvidence({0.003, 0.003, 3}, {0.116, 0.058, 3}, 0.5));
+  // The other succeeds and is clearly above: evidence.
+  EXPECT_TRUE(FailureIsEvidence({0.003, 0.003, 3}, {0.8, 0.05, 3}, 0.5));
+  // At the success level but inside the noise of the failing one: no evidence.
+  EXPECT_FALSE(FailureIsEvidence({0.3, 0.2, 3}, {0.6, 0.2, 3}, 0.5));
 }
 
 TEST(CompareTest, AllBelowTheFloorCountsMissingValuesAsBelow) {
@@ -80,6 +111,15 @@ TEST(ClaimsTest, VerdictNamesAndCounts) {
   EXPECT_EQ(CountVerdicts(claims), (std::array<int, 4>{2, 0, 2, 1}));
   EXPECT_EQ(VerdictCountsLine(claims), "5 claims: 2 reproduced, 2 not reproduced, 1 not tested");
   EXPECT_EQ(VerdictCountsLine({}), "0 claims");
+}
+
+TEST(ClaimsTest, MarkdownListsTheComparedModelsBeforeTheRoom) {
+  const std::string md = ClaimsMarkdown("Fig. 1: copy", "cpu", "2 variant(s)", {}, {"default: key 32 vs 16"},
+                                        {"default, mimetic: Mamba 2 x 4, width 64; lr 0.002"});
+  EXPECT_THAT(md,
+              HasSubstr("- Setup: 2 variant(s)\n- Models compared (layers, width; learning rate, schedule, "
+                        "steps, batch; task, rows; seeds):\n  - default, mimetic: Mamba 2 x 4, width 64; lr "
+                        "0.002\n- Room"));
 }
 
 TEST(ClaimsTest, MarkdownHasHeaderTableAndRules) {

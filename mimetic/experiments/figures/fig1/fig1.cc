@@ -46,28 +46,46 @@ absl::StatusOr<Figure> Draw(const FigureRun& run) {
   return fig;
 }
 
+// "The default plateaus and fails to copy": its failure at a length is evidence only where mimetic
+// succeeds at that length (FailureIsEvidence); a failure both share is "not tested".
+Claim DefaultPlateaus(const Stat& d1, const Stat& d2, const Stat& m1, const Stat& m2, int L, int L2) {
+  const bool plateau = d1.mean < 0.5, no_2x = d1.mean >= 0.5 && d2.mean < 0.2;
+  const bool plateau_shown = plateau && FailureIsEvidence(d1, m1, 0.5);
+  const bool no_2x_shown = no_2x && FailureIsEvidence(d2, m2, 0.5);
+  const Verdict v = plateau_shown      ? Verdict::kReproduced
+                    : no_2x_shown      ? Verdict::kPartly
+                    : plateau || no_2x ? Verdict::kNotTested
+                                       : Verdict::kNotReproduced;
+  return Claim{
+      "fig1.default_plateaus", "Fig. 1a: with the default init a small Mamba plateaus and fails to copy",
+      absl::StrCat(Describe(absl::StrCat("default exact@", L), d1), ", ",
+                   Describe(absl::StrCat("exact@", L2), d2), "; mimetic ", FormatStat(m1), ", ",
+                   FormatStat(m2)),
+      v,
+      absl::StrFormat(
+          "reproduced: default exact@%d < 0.5 where mimetic fits %d (>= 0.5 and clearly above, by > 0.1 "
+          "and its t interval); partly: the default fits %d but exact@%d < 0.2 where mimetic copies "
+          "%d (>= 0.5, clearly above); not tested: the default fails where mimetic fails too (a failure "
+          "both share)",
+          L, L, L, L2, L2)};
+}
+
 absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
   const int L = run.experiment.eval().lengths(0), L2 = run.experiment.eval().lengths(1);
   ASSIGN_OR_RETURN(const Group* def, GetGroup(run, "default"));
   ASSIGN_OR_RETURN(const Group* mim, GetGroup(run, "mimetic"));
   std::vector<Claim> claims;
-  const Stat d1 = FinalStat(*def, L), d2 = FinalStat(*def, L2), m2 = FinalStat(*mim, L2);
+  const Stat d1 = FinalStat(*def, L), d2 = FinalStat(*def, L2), m1 = FinalStat(*mim, L),
+             m2 = FinalStat(*mim, L2);
+  claims.push_back(DefaultPlateaus(d1, d2, m1, m2, L, L2));
   claims.push_back(Claim{
-      "fig1.default_plateaus", "Fig. 1a: with the default init a small Mamba plateaus and fails to copy",
-      absl::StrCat(Describe(absl::StrCat("default exact@", L), d1), "; ",
-                   Describe(absl::StrCat("exact@", L2), d2)),
-      Graded(d1.mean < 0.5, d2.mean < 0.2),
-      absl::StrFormat("reproduced: default exact@%d < 0.5; partly: it fits %d but exact@%d < 0.2", L, L,
+      "fig1.mimetic_2x",
+      "Fig. 1b: mimetic init copies strings of 2x the training length with reasonable accuracy",
+      absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), m2), " vs ", Describe("default", d2)),
+      Graded(m2.mean >= 0.5 && ClearlyGreater(m2, d2, 0.1), ClearlyGreater(m2, d2, 0.05)),
+      absl::StrFormat("reproduced: mimetic exact@%d >= 0.5 and clearly above default (by > 0.1 and its t "
+                      "interval); partly: clearly above by > 0.05",
                       L2)});
-  claims.push_back(
-      Claim{"fig1.mimetic_2x",
-            "Fig. 1b: mimetic init copies strings of 2x the training length with reasonable accuracy",
-            absl::StrCat(Describe(absl::StrCat("mimetic exact@", L2), m2), " vs ", Describe("default", d2)),
-            Graded(m2.mean >= 0.5 && ClearlyGreater(m2, d2, 0.1), ClearlyGreater(m2, d2, 0.05)),
-            absl::StrFormat(
-                "reproduced: mimetic exact@%d >= 0.5 and clearly above default (by > 0.1 and 2 SE); partly: "
-                "clearly above by > 0.05",
-                L2)});
   const std::optional<int64_t> step = FirstStepReaching(*mim, L2, 0.5);
   claims.push_back(
       Claim{"fig1.few_hundred_steps", "Fig. 1b: ... in just a few hundred steps",
@@ -95,10 +113,10 @@ absl::StatusOr<std::vector<Claim>> Claims(const FigureRun& run) {
         "whose map shows an attention-like look-behind to the copied token",
         absl::StrCat("best layer's look-behind score over seeds: mimetic ", FormatStat(sm, 2), " (n=", sm.n,
                      "), default ", FormatStat(sd, 2), " (n=", sd.n, ")"),
-        Graded(sm.mean >= 0.5 && ClearlyGreater(sm, sd, 0.2), sm.mean > sd.mean),
+        Graded(sm.mean >= 0.5 && ClearlyGreater(sm, sd, 0.2), ClearlyGreater(sm, sd, PartlyMargin(0.2))),
         "score = fraction of paste positions whose largest map entry is within 2 tokens of the source token, "
         "the best layer per seed, mean ± SE over the seeds with maps; reproduced: mimetic >= 0.5 and "
-        "clearly above default (by > 0.2 and 2 SE); partly: mimetic above"});
+        "clearly above default (by > 0.2 and its t interval); partly: clearly above by > 0.1"});
   } else {
     claims.push_back(Claim{"fig1.maps", "Fig. 1: attention maps", problem, Verdict::kNotTested,
                            "maps need the final checkpoints; not tested when no seed has them"});
