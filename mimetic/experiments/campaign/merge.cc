@@ -1,0 +1,288 @@
+#include "mimetic/experiments/campaign/merge.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "mimetic/core/file_util.h"
+#include "mimetic/core/status.h"
+#include "mimetic/core/subprocess.h"
+#include "mimetic/core/untrusted_tree.h"
+#include "mimetic/experiments/campaign/campaign_files.h"
+#include "mimetic/experiments/campaign/plan.h"
+#include "mimetic/experiments/campaign/readme_coverage.h"
+#include "mimetic/experiments/config/config.h"
+#include "mimetic/experiments/config/sweep.h"
+#include "mimetic/experiments/figures/figure.h"
+#include "mimetic/experiments/figures/final_maps_file.h"
+#include "mimetic/experiments/figures/saved_results.h"
+#include "mimetic/experiments/runner/point_run.h"
+
+namespace mimetic::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A temporary folder, removed with everything in it when this goes out of scope.
+class TempDir {
+ public:
+  static absl::StatusOr<TempDir> Make(const std::string& what) {
+    std::string pattern = (fs::temp_directory_path() / ("mimetic-" + what + ".XXXXXX")).string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("cannot make a temporary folder '", pattern, "'"));
+    }
+    return TempDir(pattern);
+  }
+  TempDir(TempDir&& o) noexcept : path_(std::move(o.path_)) { o.path_.clear(); }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  explicit TempDir(std::string p) : path_(std::move(p)) {}
+  fs::path path_;
+};
+
+// The files a slice returns (slice.h); anything else in its output is not copied.
+bool ReturnedFile(const std::string& name) {
+  return name == "sweep.textproto" || name == "config.textproto" || name == "progress.textproto" ||
+         name == "result.textproto" || name == kFinalMapsFile || name == kProvenanceFile ||
+         !NewestCheckpoint({name}).empty();
+}
+
+// `returned` as a folder holding campaign/: a .tgz is unpacked into `scratch` (never into the checkout:
+// whatever the archive holds is then copied out of it by the safe routine only).
+absl::StatusOr<fs::path> Unpacked(const std::string& returned, const fs::path& scratch) {
+  if (!absl::EndsWith(returned, ".tgz") && !absl::EndsWith(returned, ".tar.gz")) return fs::path(returned);
+  const fs::path into = scratch / "unpacked";
+  RETURN_IF_ERROR(core::MakeDirs(into.string()));
+  ASSIGN_OR_RETURN(core::ProgramResult r,
+                   core::RunProgram({"tar", "--no-same-owner", "--no-same-permissions", "-xzf",
+                                     core::AbsolutePath(returned), "-C", into.string()}));
+  if (r.exit_code != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot unpack '", returned, "': ", r.output));
+  }
+  return into;
+}
+
+// The point experiment's trained state less its device (CPU and CUDA train the same function; the
+// device is where it ran, in the provenance).
+Experiment Trained(const Experiment& e) {
+  Experiment t = TrainedState(e);
+  t.clear_device();
+  return t;
+}
+
+// "modified: train.lr: 0.001 -> 0.0005" (first line), or "" when equal.
+std::string Difference(const Experiment& checkout, const Experiment& returned) {
+  std::string report;
+  {
+    google::protobuf::util::MessageDifferencer differencer;
+    differencer.ReportDifferencesToString(&report);
+    differencer.Compare(checkout, returned);
+  }
+  return report.substr(0, report.find('\n'));
+}
+
+// One returned figure and preset, checked.
+struct Returned {
+  const FigureDef* def = nullptr;
+  std::string preset;
+  Experiment experiment;
+  fs::path dir;  // in the staging copy
+  std::vector<const GridPoint*> finished, in_flight;
+  std::vector<GridPoint> grid;
+};
+
+// Every check of one returned point (merge.h lists them); errors name the point and both values.
+absl::Status CheckPoint(const Returned& r, const GridPoint& p, const std::string& digest) {
+  const fs::path dir = r.dir / p.dir;
+  const std::string name = absl::StrCat(r.def->id, " --preset=", r.preset, " ", p.dir);
+  ASSIGN_OR_RETURN(Experiment want, PointExperiment(r.experiment, p));
+  absl::StatusOr<std::string> text = core::ReadTextFile((dir / "config.textproto").string());
+  Experiment got;
+  if (!text.ok() || !MergeConfigText(*text, &got).ok()) {
+    return absl::DataLossError(
+        absl::StrCat(name, ": no readable config.textproto; expected the point's config"));
+  }
+  if (const std::string d = Difference(Trained(want), Trained(got)); !d.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, " was trained from another config than the checkout's preset (first difference, ",
+                     "checkout -> returned: ", d, ")"));
+  }
+  absl::StatusOr<PointProvenance> made = ReadProvenance(dir.string());
+  if (!made.ok()) return absl::DataLossError(absl::StrCat(name, ": ", made.status().message()));
+  if (made->model_digest() != digest) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name, " was trained with other model code: its provenance says model digest '",
+                     made->model_digest(), "' (commit ", made->commit(), "), the checkout's is '", digest,
+                     "' (tools/gpu/model_digest.sh); train it again with this checkout's bundle"));
+  }
+  if (fs::exists(dir / "result.textproto")) {
+    absl::Status ok = ReadPointResult(dir.string(), want).status();
+    if (!ok.ok()) return absl::Status(ok.code(), absl::StrCat(name, ": ", ok.message()));
+  }
+  return absl::OkStatus();
+}
+
+// The returned figure at <staging>/<figure>/<preset>, every point checked.
+absl::StatusOr<Returned> CheckFigure(const fs::path& dir, const std::string& figure,
+                                     const std::string& preset, const MergeOptions& o) {
+  Returned r;
+  ASSIGN_OR_RETURN(r.def, FindFigure(figure));
+  r.preset = preset;
+  r.dir = dir;
+  ASSIGN_OR_RETURN(r.experiment, LoadPreset(o.preset_root, figure, preset, {}));
+  ASSIGN_OR_RETURN(r.grid, ExpandGrid(r.experiment));
+  std::map<std::string, const GridPoint*> by_dir;
+  for (const GridPoint& p : r.grid) by_dir[p.dir] = &p;
+  ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(dir.string(), ReturnedFile));
+  std::set<std::string> points;
+  for (const std::string& f : files) {
+    if (!PointDirOf(f).empty()) points.insert(PointDirOf(f));
+  }
+  for (const std::string& p : points) {
+    auto it = by_dir.find(p);
+    if (it == by_dir.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(figure, " --preset=", preset, ": returned '", p,
+                                                        "' is not a grid point of the checkout's preset"));
+    }
+    RETURN_IF_ERROR(CheckPoint(r, *it->second, o.model_digest));
+    (fs::exists(dir / p / "result.textproto") ? r.finished : r.in_flight).push_back(it->second);
+  }
+  return r;
+}
+
+absl::Status CopyFile(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  RETURN_IF_ERROR(core::MakeDirs(to.parent_path().string()));
+  if (!fs::exists(from, ec)) return absl::OkStatus();
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot copy '", from.string(), "': ", ec.message()));
+  return absl::OkStatus();
+}
+
+// The kept results with the returned finished points added, judged and saved again.
+absl::Status SaveJudged(const Returned& r, const MergeOptions& o, const fs::path& scratch,
+                        MergedFigure* out) {
+  std::ostream& log = o.log != nullptr ? *o.log : std::cerr;
+  Experiment e = r.experiment;
+  e.set_output_dir((scratch / "runs" / r.def->id / r.preset).string());
+  const fs::path run_dir = fs::path(e.output_dir()) / e.name();
+  const std::string kept = ResultsPath(o.root, r.def->id, r.preset);
+  RETURN_IF_ERROR(core::CheckNoLinksBelow(o.root, kept));
+  if (fs::is_regular_file(fs::path(kept) / "sweep.textproto")) {
+    RETURN_IF_ERROR(RestoreResults(kept, run_dir.string()));
+  } else {
+    RETURN_IF_ERROR(CopyFile(r.dir / "sweep.textproto", run_dir / "sweep.textproto"));
+  }
+  for (const GridPoint* p : r.finished) {
+    if (fs::exists(run_dir / p->dir / "result.textproto")) {
+      log << "campaign: " << r.def->id << " " << p->dir
+          << " is kept already; the returned copy is not used\n";
+      continue;
+    }
+    for (const char* f : {"result.textproto", kFinalMapsFile, kProvenanceFile}) {
+      RETURN_IF_ERROR(CopyFile(r.dir / p->dir / f, run_dir / p->dir / f));
+    }
+    ++out->new_finished;
+  }
+  RunOptions options;
+  options.aggregate_only = true;
+  options.progress = &log;
+  ASSIGN_OR_RETURN(ReportFigure judged, RunFigure(*r.def, r.preset, e, options));
+  RunRecord record;
+  record.figure = r.def->id;
+  record.preset = r.preset;
+  record.command = o.command;
+  record.machine =
+      absl::StrCat("trained by the campaign on the device each point's provenance.textproto names; ",
+                   "judged on ", MachineLine());
+  record.finished = absl::Now();
+  record.aggregate_only = true;
+  record.points = CountFinishedPoints(run_dir.string());
+  record.note = absl::StrCat("merged from a campaign slice (", out->new_finished, " new points)");
+  RETURN_IF_ERROR(SaveResults(run_dir.string(), kept, RunMarkdown(record)));
+  out->kept = record.points;
+  out->tallies = TalliesLine(judged.claims);
+  return absl::OkStatus();
+}
+
+// The returned in-flight points replace the checkout's; none left removes the folder.
+absl::Status ReplaceInflight(const Returned& r, const MergeOptions& o, MergedFigure* out) {
+  const fs::path dest = InflightPath(o.root, r.def->id, r.preset);
+  RETURN_IF_ERROR(core::CheckNoLinksBelow(o.root, dest.string()));
+  std::set<std::string> chosen = {"sweep.textproto"};
+  ASSIGN_OR_RETURN(std::vector<std::string> files, ListFiles(r.dir.string(), ReturnedFile));
+  std::set<std::string> in_flight;
+  for (const GridPoint* p : r.in_flight) in_flight.insert(p->dir);
+  for (const std::string& f : files) {
+    if (in_flight.count(PointDirOf(f)) > 0) chosen.insert(f);
+  }
+  out->in_flight = static_cast<int>(in_flight.size());
+  std::error_code ec;
+  const fs::path staging = dest.string() + ".merging";
+  fs::remove_all(staging, ec);
+  if (!in_flight.empty()) {
+    RETURN_IF_ERROR(core::MakeDirs(dest.parent_path().string()));
+    RETURN_IF_ERROR(CopyChosenFiles(r.dir.string(), staging.string(), chosen).status());
+  }
+  fs::remove_all(dest, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot replace '", dest.string(), "': ", ec.message()));
+  if (!in_flight.empty()) fs::rename(staging, dest, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename '", staging.string(), "': ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<MergedFigure>> MergeCampaign(const std::string& returned, const MergeOptions& o) {
+  ASSIGN_OR_RETURN(TempDir scratch, TempDir::Make("merge"));
+  ASSIGN_OR_RETURN(fs::path unpacked, Unpacked(returned, scratch.path()));
+  // Only plain files and folders, only the names a slice returns: one safe copy before anything is read.
+  const fs::path staging = scratch.path() / "returned";
+  core::UntrustedTreeFilter filter;
+  filter.keep_file = [](const core::TreeEntry& e) { return ReturnedFile(e.name()); };
+  filter.enter_dir = [](const core::TreeEntry&) { return true; };
+  absl::StatusOr<std::vector<std::string>> copied =
+      core::CopyUntrustedTree((unpacked / "campaign").string(), staging.string(), filter);
+  if (!copied.ok()) {
+    return absl::Status(copied.status().code(),
+                        absl::StrCat("'", returned, "' refused: ", copied.status().message()));
+  }
+  // Every figure is checked before the checkout changes: one refused point refuses the merge.
+  std::vector<Returned> figures;
+  for (const fs::directory_entry& fig : fs::directory_iterator(staging)) {
+    for (const fs::directory_entry& preset : fs::directory_iterator(fig.path())) {
+      ASSIGN_OR_RETURN(Returned r, CheckFigure(preset.path(), fig.path().filename().string(),
+                                               preset.path().filename().string(), o));
+      figures.push_back(std::move(r));
+    }
+  }
+  if (figures.empty()) return absl::NotFoundError(absl::StrCat("'", returned, "' holds no returned figure"));
+  std::vector<MergedFigure> merged;
+  for (const Returned& r : figures) {
+    MergedFigure m;
+    m.figure = r.def->id;
+    m.preset = r.preset;
+    m.grid = static_cast<int>(r.grid.size());
+    RETURN_IF_ERROR(SaveJudged(r, o, scratch.path(), &m));
+    RETURN_IF_ERROR(ReplaceInflight(r, o, &m));
+    merged.push_back(m);
+  }
+  ASSIGN_OR_RETURN(CampaignPlan plan, LoadPlan((fs::path(o.root) / kPlanPath).string()));
+  RETURN_IF_ERROR(WriteReadmeCoverage(o.root, o.preset_root, plan));
+  return merged;
+}
+
+}  // namespace mimetic::experiments
