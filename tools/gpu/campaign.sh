@@ -10,10 +10,14 @@
 #      figure_cuda under `timeout -s TERM`: at the limit every running point checkpoints and stops;
 #   3. when stopped, draws the figure from what finished (--aggregate), so finished points get their
 #      final_maps.pb.
-# Then it packs what the slice made into OUTDIR/campaign/<figure>/<preset>/ (`campaign_tool --pack`: new
-# finished points with result.textproto, final_maps.pb, config.textproto; points in flight with config,
-# progress and their newest checkpoint; each with provenance.textproto: GPU, date, commit, model digest)
-# and logs to OUTDIR/campaign.txt. Bring OUTDIR back and merge it on the checkout:
+# An item starts only when its unfinished points' share of its estimate (the plan's device_minutes) fits
+# in the time left; otherwise the next items are tried. Then it packs what the slice made
+# (`campaign_tool --pack`: new finished points with result.textproto, final_maps.pb, config.textproto;
+# points in flight with config, progress and their newest checkpoint, unless that is larger than
+# MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB, default 12; each with provenance.textproto: GPU, date, commit, model
+# digest) into OUTDIR/campaign.tgz (campaign/<figure>/<preset>/...; split into 15 MiB campaign.tgz.part*
+# when larger), with the log OUTDIR/campaign.txt and the figures' output OUTDIR/figure_logs.txt. Bring
+# OUTDIR back and merge it on the checkout:
 #   tools/bazel run //mimetic/experiments:campaign_tool -- --merge=/path/to/OUTDIR
 # CHECK items are printed (run them first, by hand); PENDING and FUTURE items are passed over.
 #
@@ -62,6 +66,7 @@ else
 fi
 read -r -a DEVICE_FLAGS <<<"${MIMETIC_DEVICE_FLAGS---set device=cuda}"
 RUNS="${MIMETIC_CAMPAIGN_RUNS:-$ROOT/runs/campaign}"
+MAX_CHECKPOINT_MB="${MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB:-12}"
 PLAN="${MIMETIC_CAMPAIGN_PLAN:-$ROOT/mimetic/experiments/campaign/plan.textproto}"
 mkdir -p "$RUNS"
 
@@ -106,11 +111,27 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
     say "$id: not started, ${t}s left (about ${minutes} min of device time needed)"
     continue
   fi
-  run_dir="$("$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --prepare --figure="$figure" --preset="$preset" \
-    --runs="$RUNS" --model_digest="$DIGEST" 2>>"$LOG")" || { say "$id: cannot prepare its run directory (see above)"; continue; }
+  prepared="$("$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --prepare --figure="$figure" --preset="$preset" \
+    --runs="$RUNS" --model_digest="$DIGEST" --points="$points" 2>>"$LOG")" || {
+    say "$id: cannot prepare its run directory (see $LOG)"
+    continue
+  }
+  IFS=$'\t' read -r run_dir unfinished selected <<<"$prepared"
   [[ " ${TOUCHED[*]} " == *" $figure:$preset "* ]] || TOUCHED+=("$figure:$preset")
+  if ((unfinished == 0)); then
+    say "$id: all $selected of its points have finished"
+    continue
+  fi
+  # Its share of the estimate must fit: a point stopped part-way costs its checkpoint's transfer, and one
+  # too large to come back (MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB) is lost. A later, smaller item may fit.
+  need=$(awk -v m="$minutes" -v u="$unfinished" -v s="$selected" 'BEGIN { printf "%d", m * 60 * u / s }')
+  if ((need > t)); then
+    say "$id: $unfinished of $selected points left, about ${need}s of device time; only ${t}s left: next slice"
+    continue
+  fi
   flags=(--figure="$figure" --preset="$preset" --output_dir="$RUNS" --points="$points" --jobs="$jobs")
   ((step_budget > 0)) && flags+=(--step_budget="$step_budget")
+  say "$id: training $unfinished of $selected points (about ${need}s estimated, limit ${t}s)"
   t0=$SECONDS
   timeout -s TERM -k 60 "$t" "$FIGURE_BIN" "${flags[@]}" "${DEVICE_FLAGS[@]}" >>"$OUT/$id.log" 2>&1
   rc=$?
@@ -125,11 +146,24 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
   fi
 done <"$PLAN_TSV"
 
+rm -rf "$OUT/campaign" "$OUT"/campaign.tgz*
 for fp in "${TOUCHED[@]}"; do
   "$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --pack --figure="${fp%%:*}" --preset="${fp#*:}" --runs="$RUNS" \
-    --out="$OUT/campaign" --device="$DEVICE" --commit="$COMMIT" --model_digest="$DIGEST" 2>&1 | tee -a "$LOG"
+    --out="$OUT/campaign" --device="$DEVICE" --commit="$COMMIT" --model_digest="$DIGEST" \
+    --max_checkpoint_mb="$MAX_CHECKPOINT_MB" 2>&1 | tee -a "$LOG"
 done
+# One archive (a lent machine returns few files, each at most 16 MiB): split into 15 MiB parts when larger;
+# the merge joins campaign.tgz.part* in order.
+if [[ -d "$OUT/campaign" ]]; then
+  tar -czf "$OUT/campaign.tgz" -C "$OUT" campaign && rm -rf "$OUT/campaign"
+  if (($(stat -c %s "$OUT/campaign.tgz") > 15 * 1024 * 1024)); then
+    split -b 15M -d "$OUT/campaign.tgz" "$OUT/campaign.tgz.part" && rm -f "$OUT/campaign.tgz"
+  fi
+  say "packed: $(ls "$OUT" | grep '^campaign.tgz' | tr '\n' ' ')($(du -ch "$OUT"/campaign.tgz* | tail -n 1 | cut -f1))"
+else
+  say "nothing to pack: no point was trained"
+fi
 cat "$OUT"/*.log >"$OUT/figure_logs.txt" 2>/dev/null
 rm -f "$OUT"/*.log
 say "done after $((SECONDS - START))s of ${BUDGET}s; merge on the checkout with:" \
-  "tools/bazel run //mimetic/experiments:campaign_tool -- --merge=<this folder>"
+  "tools/bazel run //mimetic/experiments:campaign_tool -- --merge=/path/to/$(basename "$OUT")"

@@ -61,7 +61,11 @@ INFLIGHT=mimetic/experiments/campaign/inflight/fig1_smoke
 # Slice 1 on clone A.
 git clone -q "$ORIGIN" "$T/a"
 slice "$T/a" "$T/out1" seed1 mimetic_seed2_half
-R1="$T/out1/campaign/fig1/smoke/points"
+unpack() {  # unpack OUT DIR: a slice's archive, for the test to look into (the merge unpacks its own)
+  mkdir -p "$2" && tar -xzf "$1/campaign.tgz" -C "$2"
+}
+unpack "$T/out1" "$T/look1"
+R1="$T/look1/campaign/fig1/smoke/points"
 for p in default/seed1 mimetic/seed1; do
   for f in result.textproto final_maps.pb config.textproto provenance.textproto; do
     [[ -f "$R1/$p/$f" ]] || fail "slice 1 did not pack $p/$f"
@@ -89,7 +93,8 @@ slice "$T/b" "$T/out2"
 LOGS="$T/out2/figure_logs.txt"
 expect_in "$LOGS" "resuming from step 3"
 [[ $(grep -c "resuming from step" "$LOGS") == 1 ]] || fail "slice 2 resumed more than mimetic seed 2"
-R2="$T/out2/campaign/fig1/smoke/points"
+unpack "$T/out2" "$T/look2"
+R2="$T/look2/campaign/fig1/smoke/points"
 [[ -f "$R2/mimetic/seed2/result.textproto" && -f "$R2/default/seed2/result.textproto" ]] || fail "slice 2 did not finish seed 2"
 [[ ! -e "$R2/default/seed1" && ! -e "$R2/mimetic/seed1" ]] || fail "slice 2 packed points it did not train"
 # Nothing trained twice: seed 1's kept results are the ones slice 1 made, and each point trained its 6
@@ -113,7 +118,7 @@ cmp "$T/b/$KEPT/claims.json" "$T/whole/fig1_smoke/claims.json" || {
 
 # Refusals, on a fresh clone C of A; the checkout must be left as it was.
 git clone -q "$T/a" "$T/c"
-cp -r "$T/out2" "$T/bad_config"
+unpack "$T/out2" "$T/bad_config"
 sed -i 's/lr: 0.002/lr: 0.005/' "$T/bad_config/campaign/fig1/smoke/points/default/seed2/config.textproto"
 if merge "$T/c" "$T/bad_config"; then fail "a point trained from another config was merged"; fi
 expect_in "$T/bad_config.merge" "points/default/seed2 was trained from another config than the checkout's preset"
@@ -125,20 +130,25 @@ expect_in "$T/out2.merge" "was trained with other model code: its provenance say
 expect_in "$T/out2.merge" "the checkout's is '$(bash "$T/c/tools/gpu/model_digest.sh" "$T/c")'"
 [[ -z "$(git -C "$T/c" status --porcelain)" ]] || fail "a refused merge changed the checkout: $(git -C "$T/c" status --porcelain)"
 
-# What comes back is copied only by the safe routine: a .tgz is unpacked outside the checkout and then
-# copied like a folder; a link where a returned file is, or an impossible result, refuses the merge.
+# What comes back is copied only by the safe routine: an archive is unpacked outside the checkout (whole,
+# or joined from the parts campaign.sh splits a large one into) and then copied like a folder; a link
+# where a returned file is, or an impossible result, refuses the merge.
 git clone -q "$ORIGIN" "$T/d"
-tar -czf "$T/out1.tgz" -C "$T/out1" campaign
-merge "$T/d" "$T/out1.tgz" || { cat "$T/out1.tgz.merge" >&2; fail "merge of slice 1 as a .tgz"; }
-expect_in "$T/out1.tgz.merge" "fig1 \`smoke\`: 2 new points, 2 of 4 kept, 1 in flight"
+mkdir -p "$T/parts"
+split -b 2k -d "$T/out1/campaign.tgz" "$T/parts/campaign.tgz.part"
+(($(ls "$T/parts" | wc -l) > 1)) || fail "the archive was not split"
+merge "$T/d" "$T/parts" || { cat "$T/parts.merge" >&2; fail "merge of slice 1 from parts"; }
+expect_in "$T/parts.merge" "fig1 \`smoke\`: 2 new points, 2 of 4 kept, 1 in flight"
+cmp "$T/d/$KEPT/claims.json" "$T/a/$KEPT/claims.json" || fail "merging from parts judged differently"
 git clone -q "$ORIGIN" "$T/e"
-cp -r "$T/out1" "$T/linked"
+unpack "$T/out1" "$T/linked"
 ln -sf /etc/passwd "$T/linked/campaign/fig1/smoke/points/default/seed1/result.textproto"
 if merge "$T/e" "$T/linked"; then fail "a returned link was merged"; fi
-expect_in "$T/linked.merge" "points/default/seed1/result.textproto"
-cp -r "$T/out1" "$T/impossible"
+expect_in "$T/linked.merge" "points/default/seed1/result.textproto' is a symbolic link"
+unpack "$T/out1" "$T/impossible"
 sed -i '0,/exact: [0-9.e-]*/s//exact: 7/' "$T/impossible/campaign/fig1/smoke/points/default/seed1/result.textproto"
 if merge "$T/e" "$T/impossible"; then fail "an impossible result was merged"; fi
-expect_in "$T/impossible.merge" "exact"
+expect_in "$T/impossible.merge" "points/default/seed1: "
+expect_in "$T/impossible.merge" "exact is 7"
 [[ -z "$(git -C "$T/e" status --porcelain)" ]] || fail "a refused merge changed the checkout"
 echo "PASS: two slices, resumed once, merged claims equal the uninterrupted run's; refusals named"

@@ -44,6 +44,12 @@ ABSL_FLAG(std::string, figure, "", "with --prepare, --pack: the figure");
 ABSL_FLAG(std::string, preset, "", "with --prepare, --pack: the preset");
 ABSL_FLAG(std::string, runs, "", "with --prepare, --pack: the figure binary's --output_dir");
 ABSL_FLAG(std::string, out, "", "with --pack: the slice's output folder (OUT/campaign)");
+ABSL_FLAG(std::string, points, "",
+          "with --prepare: the item's points regex; then it also prints how many of them are unfinished and "
+          "how many it selects (tab-separated after the path)");
+ABSL_FLAG(
+    double, max_checkpoint_mb, 0,
+    "with --pack: leave out a point in flight whose newest checkpoint is larger (0: no limit), naming it");
 ABSL_FLAG(std::string, device, "", "with --pack: the GPU's name, or cpu");
 ABSL_FLAG(std::string, commit, "", "with --pack: the commit the binaries were built from");
 ABSL_FLAG(std::string, model_digest, "",
@@ -142,7 +148,13 @@ int Main() {
   if (absl::GetFlag(FLAGS_prepare)) {
     absl::StatusOr<std::string> dir = PrepareRunDir(f, std::cerr);
     if (!dir.ok()) return Fail(dir.status());
-    std::cout << *dir << "\n";
+    std::cout << *dir;
+    if (!absl::GetFlag(FLAGS_points).empty()) {
+      absl::StatusOr<Unfinished> u = CountUnfinished(f, *dir, absl::GetFlag(FLAGS_points));
+      if (!u.ok()) return Fail(u.status());
+      std::cout << "\t" << u->unfinished << "\t" << u->selected;
+    }
+    std::cout << "\n";
     return 0;
   }
   if (absl::GetFlag(FLAGS_pack)) {
@@ -151,10 +163,17 @@ int Main() {
     made.set_commit(absl::GetFlag(FLAGS_commit));
     made.set_model_digest(f.model_digest);
     made.set_date(absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone()));
-    absl::StatusOr<PackCount> n = PackRunDir(f, *plan, made, absl::GetFlag(FLAGS_out));
+    absl::StatusOr<PackCount> n =
+        PackRunDir(f, *plan, made, absl::GetFlag(FLAGS_out),
+                   static_cast<int64_t>(absl::GetFlag(FLAGS_max_checkpoint_mb) * 1e6));
     if (!n.ok()) return Fail(n.status());
     std::cout << f.figure << " " << f.preset << ": packed " << n->finished << " finished, " << n->in_flight
               << " in flight\n";
+    for (const std::string& s : n->skipped) {
+      std::cout << f.figure << " " << f.preset << ": not packed, its checkpoint is over --max_checkpoint_mb="
+                << absl::GetFlag(FLAGS_max_checkpoint_mb) << " (the next slice starts it afresh): " << s
+                << "\n";
+    }
     return 0;
   }
   return Fail(

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -60,17 +61,52 @@ bool ReturnedFile(const std::string& name) {
          !NewestCheckpoint({name}).empty();
 }
 
-// `returned` as a folder holding campaign/: a .tgz is unpacked into `scratch` (never into the checkout:
-// whatever the archive holds is then copied out of it by the safe routine only).
+// The archive a slice's folder holds: OUT/campaign.tgz, or its parts OUT/campaign.tgz.part00, part01, ...
+// (campaign.sh splits an archive larger than a lent machine returns in one file) joined in order into
+// `scratch`; "" when it holds neither.
+absl::StatusOr<std::string> Archive(const fs::path& folder, const fs::path& scratch) {
+  std::error_code ec;
+  if (fs::is_regular_file(folder / "campaign.tgz", ec)) return (folder / "campaign.tgz").string();
+  std::vector<std::string> parts;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (absl::StartsWith(name, "campaign.tgz.part") && it->is_regular_file())
+      parts.push_back(it->path().string());
+  }
+  if (parts.empty()) return std::string();
+  std::sort(parts.begin(), parts.end());
+  std::string joined;
+  for (const std::string& part : parts) {
+    ASSIGN_OR_RETURN(std::string bytes, core::ReadTextFile(part));
+    joined += bytes;
+  }
+  const std::string path = (scratch / "campaign.tgz").string();
+  RETURN_IF_ERROR(core::WriteTextFile(path, joined));
+  return path;
+}
+
+// `returned` as a folder holding campaign/: a .tgz (given, or in the folder) is unpacked into `scratch`,
+// never into the checkout; whatever the archive holds is then copied out of it by the safe routine only.
 absl::StatusOr<fs::path> Unpacked(const std::string& returned, const fs::path& scratch) {
-  if (!absl::EndsWith(returned, ".tgz") && !absl::EndsWith(returned, ".tar.gz")) return fs::path(returned);
+  std::string archive = returned;
+  if (!absl::EndsWith(returned, ".tgz") && !absl::EndsWith(returned, ".tar.gz")) {
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(fs::path(returned) / "campaign", ec))) return fs::path(returned);
+    ASSIGN_OR_RETURN(archive, Archive(returned, scratch));
+    if (archive.empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("'", returned,
+                       "' holds no campaign/ folder, campaign.tgz or campaign.tgz.part* "
+                       "(what tools/gpu/campaign.sh writes)"));
+    }
+  }
   const fs::path into = scratch / "unpacked";
   RETURN_IF_ERROR(core::MakeDirs(into.string()));
   ASSIGN_OR_RETURN(core::ProgramResult r,
                    core::RunProgram({"tar", "--no-same-owner", "--no-same-permissions", "-xzf",
-                                     core::AbsolutePath(returned), "-C", into.string()}));
+                                     core::AbsolutePath(archive), "-C", into.string()}));
   if (r.exit_code != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot unpack '", returned, "': ", r.output));
+    return absl::InvalidArgumentError(absl::StrCat("cannot unpack '", archive, "': ", r.output));
   }
   return into;
 }

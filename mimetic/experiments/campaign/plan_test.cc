@@ -33,7 +33,8 @@ TEST(PlanTest, TheRepositorysPlanIsValidAndInTheIssuesOrder) {
   EXPECT_TRUE(ValidatePlan(*plan, kRoot).ok()) << ValidatePlan(*plan, kRoot);
   std::vector<std::string> order;
   for (const CampaignItem& item : plan->items()) order.push_back(item.id());
-  EXPECT_THAT(order, ::testing::ElementsAre("runner_cuda", "gpu_check_300", "fig1_paper_seed1",
+  EXPECT_THAT(order, ::testing::ElementsAre("runner_cuda", "gpu_check_300", "fig1_paper_lr1e3_seed1",
+                                            "fig1_paper_lr5e4_seed1", "fig1_paper_lr1e4_seed1",
                                             "fig1_paper_best_lr_seeds", "scaling_paper_widths", "fig9_gpu",
                                             "fig6_gpu", "fig4_gpu", "fig8_gpu", "fig3_gpu"));
   EXPECT_EQ(FindItem(*plan, "fig1_paper_best_lr_seeds").value()->kind(), CampaignItem::PENDING);

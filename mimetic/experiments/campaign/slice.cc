@@ -141,8 +141,23 @@ absl::StatusOr<std::string> PrepareRunDir(const SliceFigure& f, std::ostream& lo
   return run_dir.string();
 }
 
+absl::StatusOr<Unfinished> CountUnfinished(const SliceFigure& f, const std::string& run_dir,
+                                           const std::string& points) {
+  ASSIGN_OR_RETURN(Experiment e, LoadSlicePreset(f));
+  ASSIGN_OR_RETURN(std::vector<GridPoint> grid, ExpandGrid(e));
+  ASSIGN_OR_RETURN(std::vector<GridPoint> selected, SelectPoints(grid, points));
+  Unfinished u;
+  u.selected = static_cast<int>(selected.size());
+  std::error_code ec;
+  for (const GridPoint& p : selected) {
+    if (!fs::exists(fs::path(run_dir) / p.dir / "result.textproto", ec)) ++u.unfinished;
+  }
+  return u;
+}
+
 absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& plan,
-                                     const PointProvenance& made, const std::string& out) {
+                                     const PointProvenance& made, const std::string& out,
+                                     int64_t max_checkpoint_bytes) {
   ASSIGN_OR_RETURN(Experiment e, LoadSlicePreset(f));
   ASSIGN_OR_RETURN(std::vector<GridPoint> grid, ExpandGrid(e));
   const fs::path run_dir = fs::path(f.runs) / e.name();
@@ -165,6 +180,11 @@ absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& p
       }
       const std::string newest = NewestCheckpoint(checkpoints);
       if (newest.empty()) continue;
+      const uintmax_t bytes = fs::file_size(dir / "checkpoints" / newest, ec);
+      if (max_checkpoint_bytes > 0 && !ec && bytes > static_cast<uintmax_t>(max_checkpoint_bytes)) {
+        count.skipped.push_back(absl::StrCat(p.dir, " (", bytes, " bytes)"));
+        continue;
+      }
       names = {"config.textproto", "progress.textproto", "checkpoints/" + newest, kProvenanceFile};
       ++count.in_flight;
       // A point restored in flight and not trained here keeps the provenance of the slice that trained it.

@@ -14,8 +14,10 @@
 #ifndef MIMETIC_EXPERIMENTS_CAMPAIGN_SLICE_H_
 #define MIMETIC_EXPERIMENTS_CAMPAIGN_SLICE_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "mimetic/experiments/campaign/campaign.pb.h"
@@ -37,14 +39,26 @@ struct SliceFigure {
 // `model_digest` is left out (said on `log`): resuming it would mix two models' training; it starts afresh.
 absl::StatusOr<std::string> PrepareRunDir(const SliceFigure& f, std::ostream& log);
 
+// How many of the grid points `points` selects (runner/point_filter.h) have not finished in `run_dir`:
+// campaign.sh starts an item only when its share of the estimate fits in the time left.
+struct Unfinished {
+  int unfinished = 0, selected = 0;
+};
+absl::StatusOr<Unfinished> CountUnfinished(const SliceFigure& f, const std::string& run_dir,
+                                           const std::string& points);
+
 // Copies what this slice made in the figure's run directory into <out>/<figure>/<preset>/ (see above),
 // writing each packed point's provenance first (`item` is the plan's first FIGURE item of this figure and
-// preset whose points match the point). Returns the number of points packed, finished and in flight.
+// preset whose points match the point). A point in flight whose newest checkpoint is larger than
+// `max_checkpoint_bytes` (> 0) is left out and named in `skipped`: what comes back from a lent machine is
+// limited (docs/gpu.md), and its next slice starts it afresh. Returns the number of points packed.
 struct PackCount {
   int finished = 0, in_flight = 0;
+  std::vector<std::string> skipped;  // "<point dir> (<size> bytes)"
 };
 absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& plan,
-                                     const PointProvenance& made, const std::string& out);
+                                     const PointProvenance& made, const std::string& out,
+                                     int64_t max_checkpoint_bytes = 0);
 
 }  // namespace mimetic::experiments
 
