@@ -312,7 +312,12 @@ absl::StatusOr<std::vector<MergedFigure>> MergeCampaign(const std::string& retur
     m.figure = r.def->id;
     m.preset = r.preset;
     m.grid = static_cast<int>(r.grid.size());
-    RETURN_IF_ERROR(SaveJudged(r, o, scratch.path(), &m));
+    if (!r.finished.empty()) {
+      RETURN_IF_ERROR(SaveJudged(r, o, scratch.path(), &m));
+    } else {  // only points in flight: the kept results and their verdicts stay as they are
+      m.kept = CountFinishedPoints(ResultsPath(o.root, r.def->id, r.preset));
+      m.tallies = "no new finished point: the kept results are unchanged";
+    }
     RETURN_IF_ERROR(ReplaceInflight(r, o, &m));
     merged.push_back(m);
   }

@@ -218,8 +218,9 @@ absl::Status RunInChildren(const Experiment& e, const std::vector<GridPoint>& gr
   // Live status of the running points (their progress.log) and the sweep; a
   // line rewritten in place when the progress goes to a terminal.
   const bool terminal = options.progress == nullptr && ::isatty(STDERR_FILENO) == 1;
-  SweepProgress status(progress, terminal, static_cast<int>(grid_size),
-                       static_cast<int>(grid_size - jobs.size()), parallel);
+  // Counts over the points this run may train (all, or those --points selects).
+  SweepProgress status(progress, terminal, static_cast<int>(grid.size()),
+                       static_cast<int>(grid.size() - jobs.size()), parallel);
   std::vector<std::string> failed;
   int done = 0;
   ASSIGN_OR_RETURN(
