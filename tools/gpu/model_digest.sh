@@ -3,7 +3,7 @@
 # checkout): the git tree ids of mimetic/core, ops, models, init, data and train, hashed (16 hex digits).
 # Two checkouts train the same model exactly when their digests are equal, whatever else differs (docs,
 # figures, claims). The campaign records it with every point it trains (provenance.textproto) and
-# `campaign --merge` refuses a point whose digest is not the checkout's. bundle.sh stores it in the bundle
+# `campaign_tool --merge` refuses a point whose digest is not the checkout's. bundle.sh stores it in the bundle
 # (payload/model_digest.txt), so a GPU machine without .git has it. Uncommitted changes under those
 # folders are not in HEAD's digest: said on stderr.
 set -euo pipefail

@@ -38,7 +38,7 @@ items { id: "seed1" kind: FIGURE figure: "fig1" preset: "smoke" points: "/seed1$
 items { id: "mimetic_seed2_half" kind: FIGURE figure: "fig1" preset: "smoke" points: "^points/mimetic/seed2$" step_budget: 3 device_minutes: 0.1 speed: "seconds on a CPU" why: "3 of its 6 steps per slice: stopped mid-way by slice 1, finished by slice 2" }
 items { id: "rest" kind: FIGURE figure: "fig1" preset: "smoke" points: "^points/" device_minutes: 0.1 speed: "seconds on a CPU" why: "the rest of the grid" }
 PLAN
-printf '# test checkout\n\n<!-- campaign coverage: written by `campaign --merge` and `campaign --coverage` (mimetic/experiments/campaign/readme_coverage.h); do not edit by hand -->\n<!-- end of campaign coverage -->\n' >"$ORIGIN/README.md"
+printf '# test checkout\n\n<!-- campaign coverage: written by `campaign_tool --merge` and `campaign_tool --coverage` (mimetic/experiments/campaign/readme_coverage.h); do not edit by hand -->\n<!-- end of campaign coverage -->\n' >"$ORIGIN/README.md"
 git_quiet() { git -c user.name=test -c user.email=test@example.com "$@" >/dev/null; }
 git_quiet -C "$ORIGIN" init -q
 git_quiet -C "$ORIGIN" add -A

@@ -186,7 +186,7 @@ int Main() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the campaign that trains the paper-size figures a GPU slice at a time (docs/gpu.md, The campaign).\n"
-      "usage: campaign --merge=OUT | --coverage | --list | --prepare|--pack --figure=F --preset=P --runs=DIR "
+      "usage: campaign_tool --merge=OUT | --coverage | --list | --prepare|--pack --figure=F --preset=P --runs=DIR "
       "...");
   absl::ParseCommandLine(argc, argv);
   return mimetic::experiments::Main();

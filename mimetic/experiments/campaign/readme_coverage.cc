@@ -50,8 +50,8 @@ std::string Verdicts(const std::string& kept, bool partial) {
 absl::StatusOr<std::string> CoverageMarkdown(const std::string& root, const std::string& preset_root,
                                              const CampaignPlan& plan) {
   std::string md =
-      "The campaign's progress at the paper's sizes ([docs/gpu.md](docs/gpu.md#the-campaign); plan: "
-      "[campaign/plan.textproto](mimetic/experiments/campaign/plan.textproto)):\n\n";
+      "The GPU campaign's coverage: finished points kept of each grid its plan trains "
+      "([docs/gpu.md](docs/gpu.md#the-campaign), [plan](mimetic/experiments/campaign/plan.textproto)):\n\n";
   std::set<std::pair<std::string, std::string>> seen;
   for (const CampaignItem& item : plan.items()) {
     if (item.kind() != CampaignItem::FIGURE && item.kind() != CampaignItem::PENDING) continue;

@@ -1,7 +1,7 @@
 // The README's campaign coverage: for every figure and preset the plan trains, how many of its grid points
 // the kept results hold ("Fig. 1 `paper`: 12 of 30 points"), how many are in flight, and the verdicts as
 // judged on them (provisional on a partial grid). Written by code between two marker lines of README.md,
-// by `campaign --merge` after every merge and by `campaign --coverage` alone; never edited by hand.
+// by `campaign_tool --merge` after every merge and by `campaign_tool --coverage` alone; never edited by hand.
 #ifndef MIMETIC_EXPERIMENTS_CAMPAIGN_README_COVERAGE_H_
 #define MIMETIC_EXPERIMENTS_CAMPAIGN_README_COVERAGE_H_
 
@@ -13,7 +13,7 @@
 namespace mimetic::experiments {
 
 inline constexpr char kCoverageBegin[] =
-    "<!-- campaign coverage: written by `campaign --merge` and `campaign --coverage` "
+    "<!-- campaign coverage: written by `campaign_tool --merge` and `campaign_tool --coverage` "
     "(mimetic/experiments/campaign/readme_coverage.h); do not edit by hand -->";
 inline constexpr char kCoverageEnd[] = "<!-- end of campaign coverage -->";
 

@@ -2,7 +2,7 @@
 // `campaign` binary): before a figure item trains, PrepareRunDir makes its run directory from what the
 // checkout keeps (the figure's kept results, so finished points are skipped, and the campaign's in-flight
 // points, campaign/inflight/<figure>_<preset>/, so stopped points resume from their checkpoints); after
-// the slice, PackRunDir copies what it made into the slice's output for `campaign --merge`:
+// the slice, PackRunDir copies what it made into the slice's output for `campaign_tool --merge`:
 //
 //   OUT/campaign/<figure>/<preset>/sweep.textproto
 //   OUT/campaign/<figure>/<preset>/points/.../seed<k>/  a point finished in this slice: config.textproto,
