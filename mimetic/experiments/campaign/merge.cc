@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
 #include "mimetic/core/subprocess.h"
@@ -119,17 +118,6 @@ Experiment Trained(const Experiment& e) {
   return t;
 }
 
-// "modified: train.lr: 0.001 -> 0.0005" (first line), or "" when equal.
-std::string Difference(const Experiment& checkout, const Experiment& returned) {
-  std::string report;
-  {
-    google::protobuf::util::MessageDifferencer differencer;
-    differencer.ReportDifferencesToString(&report);
-    differencer.Compare(checkout, returned);
-  }
-  return report.substr(0, report.find('\n'));
-}
-
 // One returned figure and preset, checked.
 struct Returned {
   const FigureDef* def = nullptr;
@@ -151,7 +139,7 @@ absl::Status CheckPoint(const Returned& r, const GridPoint& p, const std::string
     return absl::DataLossError(
         absl::StrCat(name, ": no readable config.textproto; expected the point's config"));
   }
-  if (const std::string d = Difference(Trained(want), Trained(got)); !d.empty()) {
+  if (const std::string d = FirstDifference(Trained(want), Trained(got)); !d.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(name, " was trained from another config than the checkout's preset (first difference, ",
                      "checkout -> returned: ", d, ")"));

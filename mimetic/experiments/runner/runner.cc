@@ -10,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
@@ -81,19 +80,6 @@ Experiment RunIdentity(const Experiment& e) {
     }
   }
   return id;
-}
-
-// The first field in which `given` differs from `saved` ("modified: train.lr: 0.001 -> 0.0005"), or "".
-std::string FirstDifference(const Experiment& saved, const Experiment& given) {
-  std::string report;
-  {
-    // The reporter writes `report` when the differencer goes out of scope.
-    google::protobuf::util::MessageDifferencer differencer;
-    differencer.ReportDifferencesToString(&report);
-    differencer.Compare(saved, given);
-  }
-  std::string first = report.substr(0, report.find('\n'));
-  return first.size() > 300 ? first.substr(0, 300) + "..." : first;
 }
 
 // A run directory holds one experiment, as a point directory holds one point: another experiment under the
