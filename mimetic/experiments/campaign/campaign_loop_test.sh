@@ -145,6 +145,10 @@ unpack "$T/out1" "$T/linked"
 ln -sf /etc/passwd "$T/linked/campaign/fig1/smoke/points/default/seed1/result.textproto"
 if merge "$T/e" "$T/linked"; then fail "a returned link was merged"; fi
 expect_in "$T/linked.merge" "points/default/seed1/result.textproto' is a symbolic link"
+mkdir -p "$T/linked_tgz"
+tar -czf "$T/linked_tgz/campaign.tgz" -C "$T/linked" campaign
+if merge "$T/e" "$T/linked_tgz"; then fail "an archive holding a link was merged"; fi
+expect_in "$T/linked_tgz.merge" "is not a plain file or folder with a relative name"
 unpack "$T/out1" "$T/impossible"
 sed -i '0,/exact: [0-9.e-]*/s//exact: 7/' "$T/impossible/campaign/fig1/smoke/points/default/seed1/result.textproto"
 if merge "$T/e" "$T/impossible"; then fail "an impossible result was merged"; fi

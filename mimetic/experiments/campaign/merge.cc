@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/core/status.h"
@@ -84,6 +85,27 @@ absl::StatusOr<std::string> Archive(const fs::path& folder, const fs::path& scra
   return path;
 }
 
+// OK when every member of the archive is a plain file or folder with a relative name without "..": tar
+// would otherwise make a link (and could write through it) or write outside the folder it unpacks into,
+// before the safe copy ever sees the tree.
+absl::Status CheckArchiveMembers(const std::string& archive) {
+  ASSIGN_OR_RETURN(core::ProgramResult listed,
+                   core::RunProgram({"tar", "--numeric-owner", "-tvzf", core::AbsolutePath(archive)}));
+  if (listed.exit_code != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read '", archive, "': ", listed.output));
+  }
+  for (absl::string_view line : absl::StrSplit(listed.output, '\n', absl::SkipEmpty())) {
+    // "-rw-r--r-- 0/0 123 2026-12-08 03:10 campaign/...": the name may hold spaces, so the whole line is
+    // searched (no other field holds ".." or a space before "/").
+    const bool plain = line[0] == '-' || line[0] == 'd';
+    if (!plain || absl::StrContains(line, "..") || absl::StrContains(line, " /")) {
+      return absl::InvalidArgumentError(absl::StrCat("'", archive, "' refused: its member '", line,
+                                                     "' is not a plain file or folder with a relative name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // `returned` as a folder holding campaign/: a .tgz (given, or in the folder) is unpacked into `scratch`,
 // never into the checkout; whatever the archive holds is then copied out of it by the safe routine only.
 absl::StatusOr<fs::path> Unpacked(const std::string& returned, const fs::path& scratch) {
@@ -99,6 +121,7 @@ absl::StatusOr<fs::path> Unpacked(const std::string& returned, const fs::path& s
                        "(what tools/gpu/campaign.sh writes)"));
     }
   }
+  RETURN_IF_ERROR(CheckArchiveMembers(archive));
   const fs::path into = scratch / "unpacked";
   RETURN_IF_ERROR(core::MakeDirs(into.string()));
   ASSIGN_OR_RETURN(core::ProgramResult r,
