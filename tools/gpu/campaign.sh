@@ -14,7 +14,8 @@
 # in the time left; otherwise the next items are tried. Then it packs what the slice made
 # (`campaign_tool --pack`: new finished points with result.textproto, final_maps.pb, config.textproto;
 # points in flight with config, progress and their newest checkpoint, unless that is larger than
-# MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB, default 12; each with provenance.textproto: GPU, date, commit, model
+# MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB (default 15) or would take a figure's packed checkpoints over
+# MIMETIC_CAMPAIGN_MAX_INFLIGHT_MB (default 40, shared among the figures); each with provenance.textproto: GPU, date, commit, model
 # digest) into OUTDIR/campaign.tgz (campaign/<figure>/<preset>/...; split into 15 MiB campaign.tgz.part*
 # when larger), with the log OUTDIR/campaign.txt and the figures' output OUTDIR/figure_logs.txt. Bring
 # OUTDIR back and merge it on the checkout:
@@ -66,7 +67,10 @@ else
 fi
 read -r -a DEVICE_FLAGS <<<"${MIMETIC_DEVICE_FLAGS---set device=cuda}"
 RUNS="${MIMETIC_CAMPAIGN_RUNS:-$ROOT/runs/campaign}"
-MAX_CHECKPOINT_MB="${MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB:-12}"
+# A lent machine returns at most 16 MiB a file and 64 MiB in all (docs/gpu.md): one checkpoint of at most
+# 15 MB, and the checkpoints of the points in flight at most 40 MB in all, leave room for the rest.
+MAX_CHECKPOINT_MB="${MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB:-15}"
+MAX_INFLIGHT_MB="${MIMETIC_CAMPAIGN_MAX_INFLIGHT_MB:-40}"
 PLAN="${MIMETIC_CAMPAIGN_PLAN:-$ROOT/mimetic/experiments/campaign/plan.textproto}"
 mkdir -p "$RUNS"
 
@@ -123,7 +127,7 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
     continue
   fi
   # Its share of the estimate must fit: a point stopped part-way costs its checkpoint's transfer, and one
-  # too large to come back (MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB) is lost. A later, smaller item may fit.
+  # too large to come back (MIMETIC_CAMPAIGN_MAX_*_MB) is lost. A later, smaller item may fit.
   need=$(awk -v m="$minutes" -v u="$unfinished" -v s="$selected" 'BEGIN { printf "%d", m * 60 * u / s }')
   if ((need > t)); then
     say "$id: $unfinished of $selected points left, about ${need}s of device time; only ${t}s left: next slice"
@@ -147,10 +151,12 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
 done <"$PLAN_TSV"
 
 rm -rf "$OUT/campaign" "$OUT"/campaign.tgz*
+# The in-flight allowance is shared among the figures this slice touched.
+per_figure_mb=$(awk -v m="$MAX_INFLIGHT_MB" -v n="${#TOUCHED[@]}" 'BEGIN { printf "%.1f", (n > 0 ? m / n : m) }')
 for fp in "${TOUCHED[@]}"; do
   "$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --pack --figure="${fp%%:*}" --preset="${fp#*:}" --runs="$RUNS" \
     --out="$OUT/campaign" --device="$DEVICE" --commit="$COMMIT" --model_digest="$DIGEST" \
-    --max_checkpoint_mb="$MAX_CHECKPOINT_MB" 2>&1 | tee -a "$LOG"
+    --max_checkpoint_mb="$MAX_CHECKPOINT_MB" --max_inflight_mb="$per_figure_mb" 2>&1 | tee -a "$LOG"
 done
 # One archive (a lent machine returns few files, each at most 16 MiB): split into 15 MiB parts when larger;
 # the merge joins campaign.tgz.part* in order.

@@ -130,6 +130,13 @@ expect_in "$T/out2.merge" "was trained with other model code: its provenance say
 expect_in "$T/out2.merge" "the checkout's is '$(bash "$T/c/tools/gpu/model_digest.sh" "$T/c")'"
 [[ -z "$(git -C "$T/c" status --porcelain)" ]] || fail "a refused merge changed the checkout: $(git -C "$T/c" status --porcelain)"
 
+# A point in flight whose checkpoint is larger than a lent machine returns is named and not packed.
+git clone -q "$ORIGIN" "$T/f"
+MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB=0.001 slice "$T/f" "$T/small" mimetic_seed2_half
+expect_in "$T/small/campaign.txt" "not packed (the next slice starts it afresh)"
+expect_in "$T/small/campaign.txt" "points/mimetic/seed2 ("
+expect_in "$T/small/campaign.txt" "nothing to pack"
+
 # What comes back is copied only by the safe routine: an archive is unpacked outside the checkout (whole,
 # or joined from the parts campaign.sh splits a large one into) and then copied like a folder; a link
 # where a returned file is, or an impossible result, refuses the merge.

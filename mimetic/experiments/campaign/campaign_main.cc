@@ -50,6 +50,10 @@ ABSL_FLAG(std::string, points, "",
 ABSL_FLAG(
     double, max_checkpoint_mb, 0,
     "with --pack: leave out a point in flight whose newest checkpoint is larger (0: no limit), naming it");
+ABSL_FLAG(
+    double, max_inflight_mb, 0,
+    "with --pack: leave out the points in flight whose checkpoints would take the packed ones over this "
+    "(0: no limit), naming them");
 ABSL_FLAG(std::string, device, "", "with --pack: the GPU's name, or cpu");
 ABSL_FLAG(std::string, commit, "", "with --pack: the commit the binaries were built from");
 ABSL_FLAG(std::string, model_digest, "",
@@ -163,16 +167,17 @@ int Main() {
     made.set_commit(absl::GetFlag(FLAGS_commit));
     made.set_model_digest(f.model_digest);
     made.set_date(absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone()));
-    absl::StatusOr<PackCount> n =
-        PackRunDir(f, *plan, made, absl::GetFlag(FLAGS_out),
-                   static_cast<int64_t>(absl::GetFlag(FLAGS_max_checkpoint_mb) * 1e6));
+    const PackLimits limits{static_cast<int64_t>(absl::GetFlag(FLAGS_max_checkpoint_mb) * 1e6),
+                            static_cast<int64_t>(absl::GetFlag(FLAGS_max_inflight_mb) * 1e6)};
+    absl::StatusOr<PackCount> n = PackRunDir(f, *plan, made, absl::GetFlag(FLAGS_out), limits);
     if (!n.ok()) return Fail(n.status());
     std::cout << f.figure << " " << f.preset << ": packed " << n->finished << " finished, " << n->in_flight
               << " in flight\n";
     for (const std::string& s : n->skipped) {
-      std::cout << f.figure << " " << f.preset << ": not packed, its checkpoint is over --max_checkpoint_mb="
-                << absl::GetFlag(FLAGS_max_checkpoint_mb) << " (the next slice starts it afresh): " << s
-                << "\n";
+      std::cout << f.figure << " " << f.preset << ": not packed (the next slice starts it afresh), its "
+                << "checkpoint is over --max_checkpoint_mb=" << absl::GetFlag(FLAGS_max_checkpoint_mb)
+                << " or would take the packed ones over --max_inflight_mb="
+                << absl::GetFlag(FLAGS_max_inflight_mb) << ": " << s << "\n";
     }
     return 0;
   }
@@ -186,7 +191,8 @@ int Main() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the campaign that trains the paper-size figures a GPU slice at a time (docs/gpu.md, The campaign).\n"
-      "usage: campaign_tool --merge=OUT | --coverage | --list | --prepare|--pack --figure=F --preset=P --runs=DIR "
+      "usage: campaign_tool --merge=OUT | --coverage | --list | --prepare|--pack --figure=F --preset=P "
+      "--runs=DIR "
       "...");
   absl::ParseCommandLine(argc, argv);
   return mimetic::experiments::Main();

@@ -157,7 +157,7 @@ absl::StatusOr<Unfinished> CountUnfinished(const SliceFigure& f, const std::stri
 
 absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& plan,
                                      const PointProvenance& made, const std::string& out,
-                                     int64_t max_checkpoint_bytes) {
+                                     const PackLimits& limits) {
   ASSIGN_OR_RETURN(Experiment e, LoadSlicePreset(f));
   ASSIGN_OR_RETURN(std::vector<GridPoint> grid, ExpandGrid(e));
   const fs::path run_dir = fs::path(f.runs) / e.name();
@@ -180,11 +180,13 @@ absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& p
       }
       const std::string newest = NewestCheckpoint(checkpoints);
       if (newest.empty()) continue;
-      const uintmax_t bytes = fs::file_size(dir / "checkpoints" / newest, ec);
-      if (max_checkpoint_bytes > 0 && !ec && bytes > static_cast<uintmax_t>(max_checkpoint_bytes)) {
+      const int64_t bytes = static_cast<int64_t>(fs::file_size(dir / "checkpoints" / newest, ec));
+      if ((limits.max_checkpoint_bytes > 0 && bytes > limits.max_checkpoint_bytes) ||
+          (limits.max_inflight_bytes > 0 && count.checkpoint_bytes + bytes > limits.max_inflight_bytes)) {
         count.skipped.push_back(absl::StrCat(p.dir, " (", bytes, " bytes)"));
         continue;
       }
+      count.checkpoint_bytes += bytes;
       names = {"config.textproto", "progress.textproto", "checkpoints/" + newest, kProvenanceFile};
       ++count.in_flight;
       // A point restored in flight and not trained here keeps the provenance of the slice that trained it.

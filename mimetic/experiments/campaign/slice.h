@@ -49,16 +49,22 @@ absl::StatusOr<Unfinished> CountUnfinished(const SliceFigure& f, const std::stri
 
 // Copies what this slice made in the figure's run directory into <out>/<figure>/<preset>/ (see above),
 // writing each packed point's provenance first (`item` is the plan's first FIGURE item of this figure and
-// preset whose points match the point). A point in flight whose newest checkpoint is larger than
-// `max_checkpoint_bytes` (> 0) is left out and named in `skipped`: what comes back from a lent machine is
-// limited (docs/gpu.md), and its next slice starts it afresh. Returns the number of points packed.
+// preset whose points match the point). What comes back from a lent machine is limited (docs/gpu.md): a
+// point in flight whose newest checkpoint is larger than `limits.max_checkpoint_bytes`, or that would take
+// the checkpoints packed over `limits.max_inflight_bytes` (each > 0 to apply), is left out and named in
+// `skipped`; its next slice starts it afresh. Returns the number of points packed.
+struct PackLimits {
+  int64_t max_checkpoint_bytes = 0;  // one checkpoint
+  int64_t max_inflight_bytes = 0;    // every checkpoint this call packs
+};
 struct PackCount {
   int finished = 0, in_flight = 0;
+  int64_t checkpoint_bytes = 0;      // packed
   std::vector<std::string> skipped;  // "<point dir> (<size> bytes)"
 };
 absl::StatusOr<PackCount> PackRunDir(const SliceFigure& f, const CampaignPlan& plan,
                                      const PointProvenance& made, const std::string& out,
-                                     int64_t max_checkpoint_bytes = 0);
+                                     const PackLimits& limits = {});
 
 }  // namespace mimetic::experiments
 
