@@ -116,7 +116,7 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
     continue
   fi
   prepared="$("$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --prepare --figure="$figure" --preset="$preset" \
-    --runs="$RUNS" --model_digest="$DIGEST" --points="$points" 2>>"$LOG")" || {
+    --runs="$RUNS" --model_digest="$DIGEST" --points="$points" 2>>"$LOG" </dev/null)" || {
     say "$id: cannot prepare its run directory (see $LOG)"
     continue
   }
@@ -137,14 +137,15 @@ while IFS=$'\t' read -r kind id figure preset points jobs step_budget minutes co
   ((step_budget > 0)) && flags+=(--step_budget="$step_budget")
   say "$id: training $unfinished of $selected points (about ${need}s estimated, limit ${t}s)"
   t0=$SECONDS
-  timeout -s TERM -k 60 "$t" "$FIGURE_BIN" "${flags[@]}" "${DEVICE_FLAGS[@]}" >>"$OUT/$id.log" 2>&1
+  # </dev/null: nothing a binary reads may take the plan's lines from this loop.
+  timeout -s TERM -k 60 "$t" "$FIGURE_BIN" "${flags[@]}" "${DEVICE_FLAGS[@]}" >>"$OUT/$id.log" 2>&1 </dev/null
   rc=$?
   say "$id: $figure --preset=$preset --points='$points': exit code $rc after $((SECONDS - t0))s (limit ${t}s; $run_dir)"
   tail -n 4 "$OUT/$id.log" | sed 's/^/  /' | tee -a "$LOG"
   if ((rc != 0)); then
     # Stopped at the limit (or failed): draw from what finished, so finished points get final_maps.pb.
     "$FIGURE_BIN" --figure="$figure" --preset="$preset" --output_dir="$RUNS" --aggregate "${DEVICE_FLAGS[@]}" \
-      >>"$OUT/$id.log" 2>&1
+      >>"$OUT/$id.log" 2>&1 </dev/null
     say "$id: --aggregate exit code $?"
     ((rc == 124 || rc == 143)) && stopped=1
   fi
