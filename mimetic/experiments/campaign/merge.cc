@@ -133,6 +133,29 @@ absl::StatusOr<fs::path> Unpacked(const std::string& returned, const fs::path& s
   return into;
 }
 
+// Whether `p` exists, never throwing (an unreadable folder is "no").
+bool Exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+// The folders in `dir` (the staging copy, made by this process), sorted; a file there is refused: a slice
+// returns campaign/<figure>/<preset>/ and nothing beside them. An absent `dir` holds none.
+absl::StatusOr<std::vector<std::string>> SubDirs(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("returned '", it->path().filename().string(),
+                       "' is a file where campaign/<figure>/<preset>/ folders are"));
+    }
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 // The point experiment's trained state less its device (CPU and CUDA train the same function; the
 // device is where it ran, in the provenance).
 Experiment Trained(const Experiment& e) {
@@ -175,7 +198,7 @@ absl::Status CheckPoint(const Returned& r, const GridPoint& p, const std::string
                      made->model_digest(), "' (commit ", made->commit(), "), the checkout's is '", digest,
                      "' (tools/gpu/model_digest.sh); train it again with this checkout's bundle"));
   }
-  if (fs::exists(dir / "result.textproto")) {
+  if (Exists(dir / "result.textproto")) {
     absl::Status ok = ReadPointResult(dir.string(), want).status();
     if (!ok.ok()) return absl::Status(ok.code(), absl::StrCat(name, ": ", ok.message()));
   }
@@ -205,7 +228,7 @@ absl::StatusOr<Returned> CheckFigure(const fs::path& dir, const std::string& fig
                                                         "' is not a grid point of the checkout's preset"));
     }
     RETURN_IF_ERROR(CheckPoint(r, *it->second, o.model_digest));
-    (fs::exists(dir / p / "result.textproto") ? r.finished : r.in_flight).push_back(it->second);
+    (Exists(dir / p / "result.textproto") ? r.finished : r.in_flight).push_back(it->second);
   }
   return r;
 }
@@ -228,13 +251,13 @@ absl::Status SaveJudged(const Returned& r, const MergeOptions& o, const fs::path
   const fs::path run_dir = fs::path(e.output_dir()) / e.name();
   const std::string kept = ResultsPath(o.root, r.def->id, r.preset);
   RETURN_IF_ERROR(core::CheckNoLinksBelow(o.root, kept));
-  if (fs::is_regular_file(fs::path(kept) / "sweep.textproto")) {
+  if (Exists(fs::path(kept) / "sweep.textproto")) {
     RETURN_IF_ERROR(RestoreResults(kept, run_dir.string()));
   } else {
     RETURN_IF_ERROR(CopyFile(r.dir / "sweep.textproto", run_dir / "sweep.textproto"));
   }
   for (const GridPoint* p : r.finished) {
-    if (fs::exists(run_dir / p->dir / "result.textproto")) {
+    if (Exists(run_dir / p->dir / "result.textproto")) {
       log << "campaign: " << r.def->id << " " << p->dir
           << " is kept already; the returned copy is not used\n";
       continue;
@@ -309,10 +332,11 @@ absl::StatusOr<std::vector<MergedFigure>> MergeCampaign(const std::string& retur
   }
   // Every figure is checked before the checkout changes: one refused point refuses the merge.
   std::vector<Returned> figures;
-  for (const fs::directory_entry& fig : fs::directory_iterator(staging)) {
-    for (const fs::directory_entry& preset : fs::directory_iterator(fig.path())) {
-      ASSIGN_OR_RETURN(Returned r, CheckFigure(preset.path(), fig.path().filename().string(),
-                                               preset.path().filename().string(), o));
+  ASSIGN_OR_RETURN(std::vector<std::string> figure_dirs, SubDirs(staging));
+  for (const std::string& figure : figure_dirs) {
+    ASSIGN_OR_RETURN(std::vector<std::string> presets, SubDirs(staging / figure));
+    for (const std::string& preset : presets) {
+      ASSIGN_OR_RETURN(Returned r, CheckFigure(staging / figure / preset, figure, preset, o));
       figures.push_back(std::move(r));
     }
   }
