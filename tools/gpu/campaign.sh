@@ -89,7 +89,8 @@ else
 fi
 say "device: $DEVICE; commit $COMMIT; model digest $DIGEST; budget ${BUDGET}s"
 
-PLAN_TSV="$OUT/plan.tsv"
+PLAN_TSV="$(mktemp "${TMPDIR:-/tmp}/mimetic-plan.XXXXXX")"  # not in OUT: a lent machine returns few files
+trap 'rm -f "$PLAN_TSV"' EXIT
 if ! "$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --list >"$PLAN_TSV" 2>>"$LOG"; then
   say "the plan does not load (see above)"
   exit 2
