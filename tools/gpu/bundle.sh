@@ -5,7 +5,7 @@
 #
 #   OUTDIR/run.sh           the entry point on the GPU machine: bash gpu_bundle/run.sh OUTDIR
 #   OUTDIR/payload.tar.xz   payload/{lib/, runfiles/mimetic/..., targets.txt, cuda_libs.txt,
-#                           cpu_flags.txt, build_info.txt}
+#                           cpu_flags.txt, build_info.txt, model_digest.txt}
 #   OUTDIR/MANIFEST.txt     the payload's files and sizes
 #
 # Needs nvcc at /usr/local/cuda (the build only; no GPU). The CUDA tests are found with bazel query
@@ -18,7 +18,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="${1:-$ROOT/gpu_bundle}"
 LIMIT_BYTES=$((60 * 1024 * 1024))
-BINARIES=(//mimetic/experiments:run_cuda //mimetic/experiments:figure_cuda //mimetic/experiments:gpu_benchmark //mimetic/experiments:ssd_gpu_benchmark)
+BINARIES=(//mimetic/experiments:run_cuda //mimetic/experiments:figure_cuda //mimetic/experiments:campaign_tool //mimetic/experiments:gpu_benchmark //mimetic/experiments:ssd_gpu_benchmark)
 CONFIGS=//mimetic/experiments:configs
 
 # shellcheck source=tools/gpu/run.sh
@@ -133,6 +133,9 @@ git -C "$ROOT" diff --quiet HEAD 2>/dev/null || commit="$commit+uncommitted chan
     "$(ldd --version | head -n 1 | sed 's/.* //;s/^/glibc /'), CPU $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
   echo "${#TESTS[@]} tests, ${#BINARIES[@]} binaries, $(ls "$P/lib" | wc -l) libraries"
 } >"$P/build_info.txt"
+# The model code the binaries were built from (tools/gpu/model_digest.sh), for tools/gpu/campaign.sh on a
+# GPU machine without .git: every point it trains records it, and the merge compares it with the checkout's.
+bash "$ROOT/tools/gpu/model_digest.sh" "$ROOT" >"$P/model_digest.txt"
 
 rm -rf "$OUT"
 mkdir -p "$OUT"

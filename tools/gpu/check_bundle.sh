@@ -12,7 +12,10 @@
 #      names it: one that also exists on this machine outside the bundle (OpenBLAS, reachable through
 #      the binaries' build-time RUNPATH) and one that exists only in the bundle (a kernel library);
 #   5. tools/gpu/figures.sh runs a figure's smoke preset with the bundle's figure_cuda (on the CPU here:
-#      --set device=cpu after the script's device=cuda) and packs its claims, without checkpoints.
+#      --set device=cpu after the script's device=cuda) and packs its claims, without checkpoints;
+#   6. tools/gpu/campaign.sh runs a one-item plan (Fig. 1 smoke) with the bundle's figure_cuda and
+#      campaign_tool on the CPU and packs its points, each with the bundle's model digest (which must be
+#      this checkout's, tools/gpu/model_digest.sh); nothing is merged into the checkout.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -115,6 +118,24 @@ elif grep -q '\.safetensors$' <<<"$packed"; then
   fail "figures.sh packed checkpoints"
 else
   echo "check_bundle: figures.sh: $(grep -m1 'runs.tgz' "$TMP/fig_out/figures.txt")"
+fi
+
+# 6. campaign.sh: a slice from the bundle, its points packed with their provenance.
+cat >"$TMP/plan.textproto" <<'PLAN'
+items { id: "fig1_smoke" kind: FIGURE figure: "fig1" preset: "smoke" points: "^points/" device_minutes: 0.1 speed: "seconds" why: "check_bundle" }
+PLAN
+env MIMETIC_BUNDLE_DIR="$BUNDLE" MIMETIC_PAYLOAD_DIR="$TMP" MIMETIC_CAMPAIGN_RUNS="$TMP/campaign_runs" \
+  MIMETIC_CAMPAIGN_PLAN="$TMP/plan.textproto" MIMETIC_DEVICE_FLAGS="--set device=cpu" \
+  bash "$ROOT/tools/gpu/campaign.sh" "$TMP/campaign_out" 120 >"$TMP/campaign.log" 2>&1 ||
+  fail "campaign.sh exited with code $?: $(tail -n 5 "$TMP/campaign.log")"
+mkdir -p "$TMP/campaign_look"
+tar -xzf "$TMP/campaign_out/campaign.tgz" -C "$TMP/campaign_look" 2>/dev/null
+digest="$(bash "$ROOT/tools/gpu/model_digest.sh" "$ROOT" 2>/dev/null)"
+provenance="$TMP/campaign_look/campaign/fig1/smoke/points/mimetic/seed1/provenance.textproto"
+if ! grep -q "model_digest: \"$digest\"" "$provenance" 2>/dev/null; then
+  fail "campaign.sh packed no provenance with the checkout's model digest $digest: $(tail -n 5 "$TMP/campaign.log")"
+else
+  echo "check_bundle: campaign.sh: $(grep -m1 'packed:' "$TMP/campaign_out/campaign.txt")"
 fi
 
 if ((errors > 0)); then

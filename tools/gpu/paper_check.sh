@@ -8,7 +8,8 @@
 #      at the Fig. 1 and Fig. 9 shapes: time and error against a float64 reference
 #      (//mimetic/experiments:ssd_gpu_benchmark, tools/bench/triton_ssd.py). Needs mamba_ssm's Triton
 #      sources in .mamba_triton/mamba_ssm/ (public; fetched, never committed; see docs/gpu.md).
-#   2. the paper-size run: configs/gpu_check.textproto (Fig. 1's paper model, 300 steps, both inits) on
+#   2. the paper-size run: configs/gpu_check.textproto (Fig. 1's paper model and 5000-step schedule, its first 300 steps
+#      by --step_budget=300, both inits) on
 #      the GPU, then tools/gpu/check_readers.py (TensorBoard's EventAccumulator, safetensors.torch,
 #      load_state_dict under mamba_ssm's names, an independent PyTorch forward of the trained weights),
 #      and the same run again, whose checkpoints must be identical (run-to-run determinism).
@@ -59,7 +60,7 @@ t=$(($(left) - 150))
 ((t > 240)) && t=240
 t0=$SECONDS
 timeout -k 10 "$t" "$BIN/run_cuda" mimetic/experiments/configs/gpu_check.textproto --jobs=2 --plots=false \
-  --set "output_dir=$RUNS" >>"$LOG" 2>&1
+  --step_budget=300 --set "output_dir=$RUNS" >>"$LOG" 2>&1
 say "paper-size run exit code $? after $((SECONDS - t0))s (limit ${t}s)"
 for m in "$RUNS"/gpu_check/points/*/seed1/metrics.jsonl; do
   [[ -f "$m" ]] || continue
@@ -74,7 +75,7 @@ say "readers exit code $?"
 if (($(left) > 200)); then
   t0=$SECONDS
   timeout -k 10 120 "$BIN/run_cuda" mimetic/experiments/configs/gpu_check.textproto --jobs=2 --plots=false \
-    --set "output_dir=$WORK/again" >>"$WORK/again.log" 2>&1
+    --step_budget=300 --set "output_dir=$WORK/again" >>"$WORK/again.log" 2>&1
   say "paper-size run again: exit code $? after $((SECONDS - t0))s"
   for c in "$RUNS"/gpu_check/points/*/seed1/checkpoints/step_*.safetensors; do
     twin="$WORK/again/${c#"$RUNS"/}"

@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/data/copy_task.h"
 #include "mimetic/data/mqar.h"
@@ -221,6 +222,18 @@ std::string OneLineText(const Message& message) {
   printer.PrintToString(message, &text);
   absl::StripTrailingAsciiWhitespace(&text);
   return text;
+}
+
+std::string FirstDifference(const Message& saved, const Message& given) {
+  std::string report;
+  {
+    // The reporter writes `report` when the differencer goes out of scope.
+    google::protobuf::util::MessageDifferencer differencer;
+    differencer.ReportDifferencesToString(&report);
+    differencer.Compare(saved, given);
+  }
+  std::string first = report.substr(0, report.find('\n'));
+  return first.size() > 300 ? first.substr(0, 300) + "..." : first;
 }
 
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text) {

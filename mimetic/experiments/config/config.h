@@ -32,6 +32,10 @@ absl::Status MergeConfigText(const std::string& text, google::protobuf::Message*
 // `message` as protobuf text on one line (no trailing space): for configs and specs in file metadata
 // and one-line messages.
 std::string OneLineText(const google::protobuf::Message& message);
+// The first field in which `given` differs from `saved`, as protobuf's differencer says it ("modified:
+// train.lr: 0.001 -> 0.0005", cut at 300 characters), or "" when they are equal: for errors that refuse
+// one experiment in place of another.
+std::string FirstDifference(const google::protobuf::Message& saved, const google::protobuf::Message& given);
 // Parses `text` (protobuf text format); unknown fields and syntax errors name the line and field.
 absl::StatusOr<Experiment> ParseExperiment(const std::string& text);
 // Reads `path`, parses it, applies `overrides` ("a.b.c=value"; repeated fields take "[v1, v2]"),

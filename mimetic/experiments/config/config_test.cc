@@ -65,6 +65,26 @@ TEST(ConfigTest, EveryShippedConfigIsValid) {
   }
 }
 
+// The GPU check's paper-size run is Fig. 1's `paper` model, task and schedule at its first learning rate (a
+// step budget stops it after 300 steps, tools/gpu/paper_check.sh), so its accuracies are the real first 300
+// steps of the paper's 5000-step schedule, not those of a schedule that decays to zero at step 300.
+TEST(ConfigTest, TheGpuCheckRunsFig1PapersScheduleAtItsFirstLearningRate) {
+  Experiment check = LoadExperiment("mimetic/experiments/configs/gpu_check.textproto", {}).value();
+  Experiment paper =
+      LoadExperiment("mimetic/experiments/figures/fig1/paper.textproto", {"train.lr=1e-3"}).value();
+  ASSERT_EQ(paper.sweep().axes(0).values(0), "1e-3");
+  EXPECT_EQ(check.model().DebugString(), paper.model().DebugString());
+  EXPECT_EQ(check.task().DebugString(), paper.task().DebugString());
+  EXPECT_EQ(check.variants_size(), paper.variants_size());
+  for (Experiment* e : {&check, &paper}) {  // when it evaluates, logs and checkpoints may differ
+    e->mutable_train()->clear_eval_every();
+    e->mutable_train()->clear_log_every();
+    e->mutable_train()->clear_checkpoint_every();
+  }
+  EXPECT_EQ(check.train().DebugString(), paper.train().DebugString());
+  EXPECT_EQ(check.train().steps(), 5000);
+}
+
 TEST(ConfigTest, OverridesSetScalarsRepeatedAndNestedFields) {
   Experiment e = ParseExperiment(kBase).value();
   ASSERT_TRUE(ApplyOverride("train.lr=5e-4", &e).ok());

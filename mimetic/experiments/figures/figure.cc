@@ -1,6 +1,7 @@
 #include "mimetic/experiments/figures/figure.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -58,6 +59,21 @@ absl::StatusOr<const FigureDef*> FindFigure(const std::string& id) {
     ids.push_back(f.id);
   }
   return absl::NotFoundError(absl::StrCat("no figure '", id, "'; figures are: ", absl::StrJoin(ids, ", ")));
+}
+
+std::string PresetRoot() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> candidates;
+  if (const char* r = std::getenv("RUNFILES_DIR")) candidates.push_back(std::string(r) + "/mimetic");
+  if (const char* t = std::getenv("TEST_SRCDIR")) candidates.push_back(std::string(t) + "/mimetic");
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(self.string() + ".runfiles/mimetic");
+  candidates.push_back(".");
+  for (const std::string& c : candidates) {
+    if (fs::exists(fs::path(c) / PresetPath("fig1", "cpu"), ec)) return c;
+  }
+  return ".";
 }
 
 std::string PresetPath(const std::string& figure, const std::string& preset) {

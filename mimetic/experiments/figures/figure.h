@@ -69,6 +69,10 @@ const std::vector<FigureDef>& Figures();
 // NotFound listing the known ids.
 absl::StatusOr<const FigureDef*> FindFigure(const std::string& id);
 
+// The root the presets are read from, as a binary sees it: its runfiles (bazel run, bazel test, the GPU
+// bundle's RUNFILES_DIR) or the current directory (a checkout).
+std::string PresetRoot();
+
 // The preset's path relative to the repository root
 // ("mimetic/experiments/figures/fig1/cpu.textproto").
 std::string PresetPath(const std::string& figure, const std::string& preset);

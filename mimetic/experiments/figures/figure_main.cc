@@ -22,8 +22,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "mimetic/core/file_util.h"
-#include "mimetic/core/untrusted_tree.h"
 #include "mimetic/core/status.h"
+#include "mimetic/core/untrusted_tree.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
 #include "mimetic/experiments/config/config.h"
 #include "mimetic/experiments/figures/figure.h"
@@ -69,22 +69,6 @@ std::vector<std::string>& CommandArgs() {
 }
 
 namespace fs = std::filesystem;
-
-// The repository root as the binary sees it: its runfiles (bazel run / bazel test) or the current
-// directory (a checkout).
-std::string FindRoot() {
-  std::vector<std::string> candidates;
-  if (const char* r = std::getenv("RUNFILES_DIR")) candidates.push_back(std::string(r) + "/mimetic");
-  if (const char* t = std::getenv("TEST_SRCDIR")) candidates.push_back(std::string(t) + "/mimetic");
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(self.string() + ".runfiles/mimetic");
-  candidates.push_back(".");
-  for (const std::string& c : candidates) {
-    if (fs::exists(fs::path(c) / PresetPath("fig1", "cpu"), ec)) return c;
-  }
-  return ".";
-}
 
 // --pretrained as overrides of the preset's entries (checkpoint_init.h), read from the unvalidated preset.
 absl::StatusOr<std::vector<std::string>> PretrainedFileOverrides(const std::string& root,
@@ -158,7 +142,7 @@ struct LoadedPresets {
 absl::StatusOr<LoadedPresets> LoadPresets(const std::vector<const FigureDef*>& defs,
                                           const std::string& preset,
                                           const std::vector<std::string>& overrides) {
-  const std::string root = FindRoot();
+  const std::string root = PresetRoot();
   const std::string pretrained = absl::GetFlag(FLAGS_pretrained);
   bool pretrained_used = false;
   LoadedPresets loaded;

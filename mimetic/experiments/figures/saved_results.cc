@@ -29,7 +29,10 @@ constexpr const char* kTopFiles[] = {"sweep.textproto", "claims.md",  "claims.js
                                      "summary.csv",     "figure.png", kTeacherWeightsFile};
 
 // A point's files that are kept (its checkpoints, logs and TensorBoard files are not).
-bool KeptPointFile(const std::string& name) { return name == "result.textproto" || name == kFinalMapsFile; }
+// provenance.textproto: where the campaign trained the point (campaign/campaign.proto PointProvenance).
+bool KeptPointFile(const std::string& name) {
+  return name == "result.textproto" || name == kFinalMapsFile || name == "provenance.textproto";
+}
 
 absl::Status Error(const std::string& what, const fs::path& p, const std::error_code& ec) {
   return absl::InternalError(absl::StrCat(what, " '", p.string(), "': ", ec.message()));
@@ -79,8 +82,8 @@ core::UntrustedTreeFilter KeptFiles() {
 absl::Status CopyKept(const fs::path& from, const fs::path& to) {
   absl::StatusOr<std::vector<std::string>> copied = core::CopyUntrustedTree(from, to, KeptFiles());
   if (!copied.ok()) {
-    return absl::Status(copied.status().code(),
-                        absl::StrCat("results at '", from.string(), "' refused: ", copied.status().message()));
+    return absl::Status(copied.status().code(), absl::StrCat("results at '", from.string(),
+                                                             "' refused: ", copied.status().message()));
   }
   return absl::OkStatus();
 }

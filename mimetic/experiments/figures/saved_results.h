@@ -1,9 +1,10 @@
 // A figure's results kept in the repository, figures/<id>/results/<preset>/: what a run of the figure
 // produced that is small and enough to draw and judge it again without training: sweep.textproto (the
-// experiment as run), each point's result.textproto and final_maps.pb, the run's claims.md, claims.json,
-// summary.csv and figure.png, and run.md (command, date, machine, times); for a figure that trains a
-// stand-in teacher first (Figs. 10, 11), the teacher's sweep.textproto, result and final weights
-// (teacher.safetensors) in teacher/ too. Checkpoints, logs and TensorBoard files stay in the run directory.
+// experiment as run), each point's result.textproto and final_maps.pb (and provenance.textproto for a
+// point the campaign trained on a GPU, campaign/merge.h), the run's claims.md, claims.json, summary.csv and
+// figure.png, and run.md (command, date, machine, times); for a figure that trains a stand-in teacher
+// first (Figs. 10, 11), the teacher's sweep.textproto, result and final weights (teacher.safetensors) in
+// teacher/ too. Checkpoints, logs and TensorBoard files stay in the run directory.
 //
 //   figure --figure=fig1 --jobs=2 --save_results        (after the run: SaveResults into the checkout)
 //   figure --figure=all --from_results                  (RestoreResults into runs/, then --aggregate)

@@ -26,6 +26,11 @@ ABSL_FLAG(bool, aggregate, false,
 ABSL_FLAG(bool, plots, true, "write PNG plots (accuracy curves, attention maps)");
 ABSL_FLAG(int64_t, step_budget, 0,
           "stop each grid point after this many steps in this process, checkpointing first (0: no limit)");
+ABSL_FLAG(
+    std::string, points, "",
+    "train only the grid points whose directory (points/<variant>[/<axis>=<value>,...]/seed<k>) contains "
+    "a match of this regular expression, e.g. 'lr=0.001/seed1$' (ECMAScript; empty: every point); the "
+    "others are left as they are, and the summaries cover every finished point");
 ABSL_FLAG(double, max_memory_gb, 0,
           "refuse a sweep whose grid points need more memory than this many GiB (0: what the machine has "
           "available)");
@@ -118,6 +123,7 @@ absl::StatusOr<RunOptions> OptionsFromFlags() {
   o.aggregate_only = absl::GetFlag(FLAGS_aggregate);
   o.plots = absl::GetFlag(FLAGS_plots);
   o.step_budget = absl::GetFlag(FLAGS_step_budget);
+  o.points = absl::GetFlag(FLAGS_points);
   const double gb = absl::GetFlag(FLAGS_max_memory_gb);
   if (!(gb >= 0)) return absl::InvalidArgumentError(absl::StrCat("--max_memory_gb=", gb, "; expected >= 0"));
   o.max_memory_bytes = static_cast<int64_t>(gb * 1024 * 1024 * 1024);

@@ -18,6 +18,7 @@ ABSL_DECLARE_FLAG(int, threads);
 ABSL_DECLARE_FLAG(bool, aggregate);
 ABSL_DECLARE_FLAG(bool, plots);
 ABSL_DECLARE_FLAG(int64_t, step_budget);
+ABSL_DECLARE_FLAG(std::string, points);
 ABSL_DECLARE_FLAG(std::string, point_of);
 ABSL_DECLARE_FLAG(int, point);
 

@@ -10,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "mimetic/core/dir_lock.h"
 #include "mimetic/core/file_util.h"
 #include "mimetic/experiments/config/checkpoint_init.h"
@@ -18,6 +17,7 @@
 #include "mimetic/experiments/config/memory_estimate.h"
 #include "mimetic/experiments/render/plots.h"
 #include "mimetic/experiments/runner/local_launcher.h"
+#include "mimetic/experiments/runner/point_filter.h"
 #include "mimetic/experiments/runner/progress.h"
 #include "mimetic/experiments/runner/stop_signal.h"
 #include "mimetic/experiments/runner/threads.h"
@@ -82,19 +82,6 @@ Experiment RunIdentity(const Experiment& e) {
   return id;
 }
 
-// The first field in which `given` differs from `saved` ("modified: train.lr: 0.001 -> 0.0005"), or "".
-std::string FirstDifference(const Experiment& saved, const Experiment& given) {
-  std::string report;
-  {
-    // The reporter writes `report` when the differencer goes out of scope.
-    google::protobuf::util::MessageDifferencer differencer;
-    differencer.ReportDifferencesToString(&report);
-    differencer.Compare(saved, given);
-  }
-  std::string first = report.substr(0, report.find('\n'));
-  return first.size() > 300 ? first.substr(0, 300) + "..." : first;
-}
-
 // A run directory holds one experiment, as a point directory holds one point: another experiment under the
 // same name and output_dir is refused even when none of its points would collide with the first's, since
 // its summaries would replace the first's. `fresh` (resume: false, not for --aggregate) starts the directory
@@ -128,8 +115,9 @@ absl::Status WriteSweepConfig(const Experiment& e, const fs::path& run_dir) {
 }
 
 // Hands the unfinished points to Slurm as one job array and returns without waiting.
-absl::Status SubmitToSlurm(const Experiment& e, const fs::path& run_dir, const RunOptions& options,
-                           ExperimentSummary* summary, std::ostream& progress) {
+absl::Status SubmitToSlurm(const Experiment& e, const std::vector<GridPoint>& to_train,
+                           const fs::path& run_dir, const RunOptions& options, ExperimentSummary* summary,
+                           std::ostream& progress) {
   // The cluster's nodes are not this machine: a point is checked against the memory each element asks
   // for (--slurm_mem, or --max_memory_gb), when given.
   int64_t limit = options.max_memory_bytes;
@@ -137,7 +125,7 @@ absl::Status SubmitToSlurm(const Experiment& e, const fs::path& run_dir, const R
     ASSIGN_OR_RETURN(limit, SlurmMemoryBytes(options.slurm.mem));
   }
   if (limit > 0) {
-    absl::Status fits = CheckMemory(e, summary->grid, limit, 1);
+    absl::Status fits = CheckMemory(e, to_train, limit, 1);
     if (!fits.ok() && options.max_memory_bytes == 0) {
       return absl::Status(fits.code(),
                           absl::StrCat("--slurm_mem=", options.slurm.mem, " per element: ", fits.message()));
@@ -153,7 +141,7 @@ absl::Status SubmitToSlurm(const Experiment& e, const fs::path& run_dir, const R
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
   }
-  ASSIGN_OR_RETURN(summary->submitted, SubmitSweep(e, summary->grid, run_dir.string(), SelfBinary(options),
+  ASSIGN_OR_RETURN(summary->submitted, SubmitSweep(e, to_train, run_dir.string(), SelfBinary(options),
                                                    PointFlags(options), options.slurm, progress));
   return absl::OkStatus();
 }
@@ -178,8 +166,9 @@ double MonotonicSeconds() {
 }
 
 // Unfinished points in child processes, `options.jobs` at a time, the cores divided among them.
-absl::Status RunInChildren(const Experiment& e, const std::vector<GridPoint>& grid, const fs::path& run_dir,
-                           const RunOptions& options, std::ostream& progress) {
+// `grid` is the points to train (all, or those --points selects) of a grid of `grid_size`.
+absl::Status RunInChildren(const Experiment& e, const std::vector<GridPoint>& grid, size_t grid_size,
+                           const fs::path& run_dir, const RunOptions& options, std::ostream& progress) {
   const int cores = std::max(1, options.cores > 0 ? options.cores : AvailableCores());
   // More children than cores would oversubscribe the machine (each needs at least one thread):
   // --jobs is capped at the core count, and the run says so.
@@ -210,11 +199,12 @@ absl::Status RunInChildren(const Experiment& e, const std::vector<GridPoint>& gr
     pending.push_back(&p);
   }
   progress << absl::StrFormat("running %d of %d grid points, %d at a time, %d thread%s each\n", jobs.size(),
-                              grid.size(), std::min<int>(parallel, jobs.size()), threads,
+                              grid_size, std::min<int>(parallel, jobs.size()), threads,
                               threads == 1 ? "" : "s");
   // Live status of the running points (their progress.log) and the sweep; a
   // line rewritten in place when the progress goes to a terminal.
   const bool terminal = options.progress == nullptr && ::isatty(STDERR_FILENO) == 1;
+  // Counts over the points this run may train (all, or those --points selects).
   SweepProgress status(progress, terminal, static_cast<int>(grid.size()),
                        static_cast<int>(grid.size() - jobs.size()), parallel);
   std::vector<std::string> failed;
@@ -300,24 +290,30 @@ absl::StatusOr<ExperimentSummary> RunExperiment(const Experiment& e, const RunOp
   summary.runs.resize(summary.grid.size());
   core::DirLock lock;
   for (const GridPoint& p : summary.grid) summary.runs[p.index].point = p;
+  // The points this run may train (--points); a regex matching none is refused even with --aggregate.
+  ASSIGN_OR_RETURN(const std::vector<GridPoint> to_train, SelectPoints(summary.grid, options.points));
+  if (to_train.size() < summary.grid.size() && !options.aggregate_only) {
+    progress << "--points=" << options.points << ": training at most " << to_train.size() << " of "
+             << summary.grid.size() << " grid points\n";
+  }
   if (options.launcher == RunOptions::Launcher::kSlurm && !options.aggregate_only) {
-    RETURN_IF_ERROR(SubmitToSlurm(e, run_dir, options, &summary, progress));
+    RETURN_IF_ERROR(SubmitToSlurm(e, to_train, run_dir, options, &summary, progress));
     return summary;
   }
   if (!options.aggregate_only) {
-    RETURN_IF_ERROR(CheckMemory(e, summary.grid, options.max_memory_bytes, options.jobs));
+    RETURN_IF_ERROR(CheckMemory(e, to_train, options.max_memory_bytes, options.jobs));
     RETURN_IF_ERROR(MakeRunDirectory(run_dir));
     // One writer per run directory (its points are locked by whoever runs them: this process, or the
     // child processes of --jobs, which do not inherit this lock).
     ASSIGN_OR_RETURN(lock, core::DirLock::Acquire(run_dir.string()));
     RETURN_IF_ERROR(WriteSweepConfig(e, run_dir));
     if (options.jobs == 1) {
-      RETURN_IF_ERROR(RunInProcess(e, summary.grid, run_dir, options, &summary.runs));
+      RETURN_IF_ERROR(RunInProcess(e, to_train, run_dir, options, &summary.runs));
     } else {
       // Refuse an unavailable device here, before any child starts.
-      ASSIGN_OR_RETURN(Experiment first, PointExperiment(e, summary.grid[0]));
+      ASSIGN_OR_RETURN(Experiment first, PointExperiment(e, to_train[0]));
       RETURN_IF_ERROR(CheckDevice(first));
-      RETURN_IF_ERROR(RunInChildren(e, summary.grid, run_dir, options, progress));
+      RETURN_IF_ERROR(RunInChildren(e, to_train, summary.grid.size(), run_dir, options, progress));
     }
   } else if (!fs::is_regular_file(run_dir / "sweep.textproto")) {
     // Every run and every submission writes sweep.textproto first: without it nothing was started here.

@@ -47,6 +47,10 @@ struct RunOptions {
   int jobs = 1;
   int cores = 0;
   std::string self;  // the runner binary (default /proc/self/exe)
+  // Train only the grid points whose directory (points/<variant>/.../seed<k>) contains a match of this
+  // regular expression (point_filter.h; empty: every point). The others are left as they are, finished or
+  // not, here, in --jobs children and on Slurm; the summaries still cover every finished point.
+  std::string points;
   // Run nothing: summarise the points that have finished and list the others.
   bool aggregate_only = false;
   // Refuse a sweep whose points need more memory than this (0: what the machine has available; see

@@ -365,5 +365,59 @@ TEST(RunnerTest, JobsRunPointsInChildProcessesWithTheSameResultsAsOneThreadInPro
               HasSubstr("--jobs=0"));
 }
 
+// --points trains a slice of the grid: in process, in --jobs children and on Slurm the others are left
+// unfinished, and a later run with another slice trains them; the summaries cover every finished point.
+TEST(RunnerTest, PointsTrainsOnlyTheMatchingGridPointsInProcessInChildrenAndOnSlurm) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  ASSERT_NE(srcdir, nullptr);
+  const std::string dir = ::testing::TempDir() + "/points_filter";
+  Experiment e = Small(dir, 4);
+  e.clear_seeds();
+  e.add_seeds(1);
+  e.add_seeds(2);
+  std::ostringstream sink;
+  RunOptions first = QuietRunOptions(&sink);
+  first.points = "seed1$";
+  ExperimentSummary s1 = RunExperiment(e, first).value();
+  ASSERT_EQ(s1.runs.size(), 4u);
+  for (const RunResult& r : s1.runs) {
+    EXPECT_EQ(r.finished, r.point.seed == 1) << r.point.dir;
+    EXPECT_EQ(fs::exists(fs::path(dir) / "small" / r.point.dir / "result.textproto"), r.point.seed == 1);
+  }
+  EXPECT_THAT(sink.str(), HasSubstr("--points=seed1$: training at most 2 of 4 grid points"));
+  // On Slurm only the selected unfinished points are submitted (a dry run: nothing is written).
+  RunOptions slurm = QuietRunOptions(&sink);
+  slurm.launcher = RunOptions::Launcher::kSlurm;
+  slurm.slurm.dry_run = true;
+  slurm.points = "^points/mimetic/";
+  ExperimentSummary submitted = RunExperiment(e, slurm).value();
+  ASSERT_TRUE(submitted.submitted.has_value());
+  EXPECT_EQ(submitted.submitted->points, 1);  // mimetic seed 2; mimetic seed 1 has finished
+  // Children (--jobs) train the second slice; the first slice is not trained again.
+  RunOptions jobs = QuietRunOptions(&sink);
+  jobs.jobs = 2;
+  jobs.cores = 2;
+  jobs.self = std::string(srcdir) + "/mimetic/mimetic/experiments/run";
+  jobs.points = "seed2";
+  ExperimentSummary s2 = RunExperiment(e, jobs).value();
+  for (const RunResult& r : s2.runs) {
+    EXPECT_TRUE(r.finished) << r.point.dir << sink.str();
+    if (r.point.seed == 1) {
+      EXPECT_EQ(r.result.seconds(), s1.runs[r.point.index].result.seconds());
+    }
+  }
+  EXPECT_THAT(sink.str(), HasSubstr("running 2 of 4 grid points"));
+  // A regex matching no point is an error naming it and some of the grid's points, as is one that
+  // does not parse.
+  RunOptions none = QuietRunOptions(&sink);
+  none.points = "seed3$";
+  absl::Status s = RunExperiment(e, none).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--points=seed3$ matches none of the grid's 4 point directories"));
+  EXPECT_THAT(s.message(), HasSubstr("points/default/seed1"));
+  none.points = "seed(";
+  EXPECT_THAT(RunExperiment(e, none).status().message(), HasSubstr("is not a regular expression"));
+}
+
 }  // namespace
 }  // namespace mimetic::experiments
