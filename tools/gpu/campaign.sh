@@ -67,7 +67,7 @@ else
 fi
 read -r -a DEVICE_FLAGS <<<"${MIMETIC_DEVICE_FLAGS---set device=cuda}"
 RUNS="${MIMETIC_CAMPAIGN_RUNS:-$ROOT/runs/campaign}"
-# A lent machine returns at most 16 MiB a file and 64 MiB in all (docs/gpu.md): one checkpoint of at most
+# What a slice sends back stays small (docs/gpu.md, "What travels"): 15 MiB parts, 64 MiB in all: one checkpoint of at most
 # 15 MB, and the checkpoints of the points in flight at most 40 MB in all, leave room for the rest.
 MAX_CHECKPOINT_MB="${MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB:-15}"
 MAX_INFLIGHT_MB="${MIMETIC_CAMPAIGN_MAX_INFLIGHT_MB:-40}"
@@ -89,7 +89,7 @@ else
 fi
 say "device: $DEVICE; commit $COMMIT; model digest $DIGEST; budget ${BUDGET}s"
 
-PLAN_TSV="$(mktemp "${TMPDIR:-/tmp}/mimetic-plan.XXXXXX")"  # not in OUT: a lent machine returns few files
+PLAN_TSV="$(mktemp "${TMPDIR:-/tmp}/mimetic-plan.XXXXXX")"  # not in OUT: OUT holds only what goes back
 trap 'rm -f "$PLAN_TSV"' EXIT
 if ! "$TOOL_BIN" --root="$ROOT" --plan="$PLAN" --list >"$PLAN_TSV" 2>>"$LOG"; then
   say "the plan does not load (see above)"
@@ -160,7 +160,7 @@ for fp in "${TOUCHED[@]}"; do
     --out="$OUT/campaign" --device="$DEVICE" --commit="$COMMIT" --model_digest="$DIGEST" \
     --max_checkpoint_mb="$MAX_CHECKPOINT_MB" --max_inflight_mb="$per_figure_mb" 2>&1 | tee -a "$LOG"
 done
-# One archive (a lent machine returns few files, each at most 16 MiB): split into 15 MiB parts when larger;
+# One archive (few files go back, each at most 15 MiB): split into 15 MiB parts when larger;
 # the merge joins campaign.tgz.part* in order.
 if [[ -d "$OUT/campaign" ]]; then
   tar -czf "$OUT/campaign.tgz" -C "$OUT" campaign && rm -rf "$OUT/campaign"

@@ -11,7 +11,7 @@
 # the experiment runner on a smoke config and the GPU benchmark, each under a timeout, all within the
 # budget (default 540 s). OUTDIR gets summary.txt ("N passed, N failed, N skipped", counted per gtest
 # test case; the runner and each benchmark preset count one each), logs.txt (every step's output),
-# benchmark.txt, env.txt and runner_summary.md (five files: the device tool returns at most eight).
+# benchmark.txt, env.txt and runner_summary.md (five files, so that little has to be copied back).
 # Exit code: 0 when nothing failed, 1 when something failed, 2 when the bundle cannot run here
 # (missing library, bad arguments).
 #

@@ -130,7 +130,7 @@ expect_in "$T/out2.merge" "was trained with other model code: its provenance say
 expect_in "$T/out2.merge" "the checkout's is '$(bash "$T/c/tools/gpu/model_digest.sh" "$T/c")'"
 [[ -z "$(git -C "$T/c" status --porcelain)" ]] || fail "a refused merge changed the checkout: $(git -C "$T/c" status --porcelain)"
 
-# A point in flight whose checkpoint is larger than a lent machine returns is named and not packed.
+# A point in flight whose checkpoint is over the pack limit is named and not packed.
 git clone -q "$ORIGIN" "$T/f"
 MIMETIC_CAMPAIGN_MAX_CHECKPOINT_MB=0.001 slice "$T/f" "$T/small" mimetic_seed2_half
 expect_in "$T/small/campaign.txt" "not packed (the next slice starts it afresh)"

@@ -62,7 +62,7 @@ bool ReturnedFile(const std::string& name) {
 }
 
 // The archive a slice's folder holds: OUT/campaign.tgz, or its parts OUT/campaign.tgz.part00, part01, ...
-// (campaign.sh splits an archive larger than a lent machine returns in one file) joined in order into
+// (campaign.sh splits an archive larger than one part) joined in order into
 // `scratch`; "" when it holds neither.
 absl::StatusOr<std::string> Archive(const fs::path& folder, const fs::path& scratch) {
   std::error_code ec;

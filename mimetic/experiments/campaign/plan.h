@@ -1,7 +1,7 @@
 // The campaign's plan (campaign/plan.textproto, a CampaignPlan): the ordered work that trains the paper-size
-// figures on lent GPUs a slice at a time. tools/gpu/campaign.sh walks its FIGURE items in order on the GPU
-// machine; CHECK items are commands a person runs first; PENDING items wait for an earlier item's results;
-// FUTURE items name work without a preset yet (docs/gpu.md, "The campaign").
+// figures on short turns of GPU time, a slice at a time. tools/gpu/campaign.sh walks its FIGURE items in
+// order on the GPU machine; CHECK items are commands a person runs first; PENDING items wait for an
+// earlier item's results; FUTURE items name work without a preset yet (docs/gpu.md, "The campaign").
 //
 //   ASSIGN_OR_RETURN(CampaignPlan plan, LoadPlan("mimetic/experiments/campaign/plan.textproto"));
 //   RETURN_IF_ERROR(ValidatePlan(plan, preset_root));

@@ -49,7 +49,7 @@ absl::StatusOr<Unfinished> CountUnfinished(const SliceFigure& f, const std::stri
 
 // Copies what this slice made in the figure's run directory into <out>/<figure>/<preset>/ (see above),
 // writing each packed point's provenance first (`item` is the plan's first FIGURE item of this figure and
-// preset whose points match the point). What comes back from a lent machine is limited (docs/gpu.md): a
+// preset whose points match the point). What a slice sends back is kept small (docs/gpu.md, "What travels"): a
 // point in flight whose newest checkpoint is larger than `limits.max_checkpoint_bytes`, or that would take
 // the checkpoints packed over `limits.max_inflight_bytes` (each > 0 to apply), is left out and named in
 // `skipped`; its next slice starts it afresh. Returns the number of points packed.
