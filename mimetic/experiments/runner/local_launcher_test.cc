@@ -3,13 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "mimetic/core/file_util.h"
 
 namespace mimetic::experiments {
 namespace {
@@ -17,17 +16,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::string TestDir() {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  return tmp != nullptr ? tmp : "/tmp";
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// The test's own temporary folder, and a file's text ("" when it does not exist).
+std::string TestDir() { return ::testing::TempDir(); }
+std::string Slurp(const std::string& path) { return core::ReadTextFile(path).value_or(""); }
 
 TEST(RunChildrenTest, RunsEveryJobWithItsLogAndEnvironment) {
   std::vector<ChildJob> jobs;
